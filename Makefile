@@ -1,0 +1,41 @@
+# Two commands on a fresh machine with Python 3.11+ and make: `make run`, `make test`.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' && echo $$p && break; done)
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+
+.PHONY: run test lint fmt migrate seed clean bench
+
+$(BIN)/python:
+	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+run: $(VENV)/.installed  ## serve on http://127.0.0.1:$(PORT) (SQLite in instance/ unless DATABASE_URL)
+	$(BIN)/flask --app wsgi db upgrade
+	PORT=$(PORT) $(BIN)/gunicorn -c gunicorn.conf.py wsgi:app
+
+test: $(VENV)/.installed  ## the test suite (TEST_DATABASE_URL=postgresql://... for PostgreSQL)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy app
+
+fmt: $(VENV)/.installed
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+migrate: $(VENV)/.installed  ## apply migrations to DATABASE_URL (default instance/app.db)
+	$(BIN)/flask --app wsgi db upgrade
+
+seed: migrate  ## a small demo data set (idempotent)
+	$(BIN)/flask --app wsgi seed demo
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -1,0 +1,95 @@
+"""The application factory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from config import DEV_SECRET, SECRET_SETTINGS, Config
+
+MIN_SECRET_LENGTH = 32  # HS256 keys shorter than the hash are weak (RFC 7518 3.2)
+
+
+class InsecureConfiguration(RuntimeError):
+    """Raised at start-up when a production app would run on a development secret."""
+
+
+def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
+    app = Flask(__name__, instance_relative_config=True)
+    app.config.from_object(Config)
+    app.config.from_pyfile("config.py", silent=True)  # instance/config.py, if present
+    app.config.update(overrides or {})
+    if app.config.get("TESTING"):
+        app.config["ENV_NAME"] = "testing"
+    check_production_secrets(app)
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    for register in (
+        register_extensions,
+        register_blueprints,
+        register_errors,
+        register_cli,
+        register_web,
+    ):
+        register(app)
+    return app
+
+
+def check_production_secrets(app: Flask) -> None:
+    if app.config["ENV_NAME"] in {"development", "testing"}:
+        return
+    missing = [name for name in SECRET_SETTINGS if app.config.get(name) in (None, "", DEV_SECRET)]
+    if missing:
+        raise InsecureConfiguration(
+            f"Refusing to start in {app.config['ENV_NAME']}: set {', '.join(missing)} "
+            "in the environment (each its own long random value)."
+        )
+    short = [name for name in SECRET_SETTINGS if len(str(app.config[name])) < MIN_SECRET_LENGTH]
+    if short:
+        raise InsecureConfiguration(
+            f"Refusing to start: {', '.join(short)} must be at least "
+            f"{MIN_SECRET_LENGTH} characters long."
+        )
+
+
+def register_extensions(app: Flask) -> None:
+    from app import models  # noqa: F401 - every table on the metadata
+    from app.auth import register_jwt
+    from app.extensions import api, db, jwt, limiter, migrate
+    from app.jsonprovider import OrjsonProvider
+    from app.logs import configure_logging
+
+    app.json = OrjsonProvider(app)
+    configure_logging(app)
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(Path(app.root_path).parent / "migrations"))
+    jwt.init_app(app)
+    register_jwt(app)
+    limiter.init_app(app)
+    api.init_app(app)
+
+
+def register_blueprints(app: Flask) -> None:
+    from app.api import register_blueprints as register_api
+
+    register_api(app)
+
+
+def register_errors(app: Flask) -> None:
+    from app.errors import register_errors as register
+
+    register(app)
+
+
+def register_cli(app: Flask) -> None:
+    from app.cli import register_cli as register
+
+    register(app)
+
+
+def register_web(app: Flask) -> None:
+    from app.web.routes import register_web as register
+
+    register(app)

@@ -1,0 +1,13 @@
+"""API blueprints, one per area of the contract."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+
+def register_blueprints(app: Flask) -> None:
+    from app.api.system.routes import blp as system_blp
+    from app.extensions import api
+
+    for blueprint in (system_blp,):
+        api.register_blueprint(blueprint)

@@ -1,0 +1,332 @@
+"""What every API area builds on: our Api and Blueprint, the camelCase Schema, the request
+parser (validation is 400 problem details, never 422), and the Guid / UtcDateTime fields.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from functools import wraps
+from typing import Any
+
+import flask_smorest
+import marshmallow as ma
+import orjson
+from apispec import BasePlugin
+from flask import Flask, Request, Response, g
+from flask_jwt_extended import verify_jwt_in_request
+from marshmallow import fields
+from webargs import core
+from webargs.flaskparser import FlaskParser, is_json_request
+from werkzeug.exceptions import HTTPException
+
+from app.errors import (
+    PROBLEM_JSON,
+    ApiError,
+    UnsupportedMediaType,
+    ValidationFailed,
+    http_exception_response,
+)
+
+
+def camelcase(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+# --- strict JSON -------------------------------------------------------------------------
+
+
+class InvalidJson(ApiError):
+    title = "Invalid JSON"
+
+
+def loads_strict(data: bytes | str, *, max_depth: int = 32) -> Any:
+    """Parse JSON refusing NaN/Infinity, NUL characters and documents nested too deeply."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise InvalidJson(f"The request body is not valid JSON: {error.msg}.") from None
+    check_json_value(value, max_depth=max_depth)
+    return value
+
+
+def check_json_value(value: Any, *, max_depth: int) -> None:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise InvalidJson("Text must not contain NUL characters.")
+        elif isinstance(item, dict | list):
+            if depth > max_depth:
+                raise InvalidJson(f"JSON nested deeper than {max_depth} levels is refused.")
+            children = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, child in children:
+                if isinstance(key, str) and "\x00" in key:
+                    raise InvalidJson("Text must not contain NUL characters.")
+                stack.append((child, depth + 1))
+
+
+# --- request parsing ---------------------------------------------------------------------
+
+
+def flatten_messages(messages: Any, prefix: str = "") -> dict[str, list[str]]:
+    """webargs' {location: {field: [...]}} -> {"field" or "parent.child": [...]}."""
+    flat: dict[str, list[str]] = {}
+    if isinstance(messages, list):
+        if all(isinstance(item, str) for item in messages):
+            flat[prefix or "request"] = list(messages)
+            return flat
+        for item in messages:
+            flat.update(flatten_messages(item, prefix))
+        return flat
+    if isinstance(messages, Mapping):
+        for key, value in messages.items():
+            name = "request" if key == "_schema" else str(key)
+            path = f"{prefix}.{name}" if prefix and name != "request" else (prefix or name)
+            flat.update(flatten_messages(value, path))
+        return flat
+    flat[prefix or "request"] = [str(messages)]
+    return flat
+
+
+class Parser(FlaskParser):
+    DEFAULT_VALIDATION_STATUS = 400
+
+    def _raw_load_json(self, req: Request) -> Any:
+        body = req.get_data(cache=True)
+        if not body:
+            return core.missing
+        if not is_json_request(req):
+            raise UnsupportedMediaType(
+                "Send the request body as application/json.",
+            )
+        from flask import current_app
+
+        return loads_strict(body, max_depth=current_app.config["MAX_JSON_DEPTH"])
+
+    def load_querystring(self, req: Request, schema: ma.Schema) -> Any:
+        for values in req.args.listvalues():
+            if any("\x00" in value for value in values):
+                raise ValidationFailed({"query": ["Text must not contain NUL characters."]})
+        return super().load_querystring(req, schema)
+
+    def load_form(self, req: Request, schema: ma.Schema) -> Any:
+        for values in req.form.listvalues():
+            if any("\x00" in value for value in values):
+                raise ValidationFailed({"form": ["Text must not contain NUL characters."]})
+        return super().load_form(req, schema)
+
+    def handle_error(
+        self,
+        error: ma.ValidationError,
+        req: Request,
+        schema: ma.Schema,
+        *,
+        error_status_code: int | None,
+        error_headers: Mapping[str, str] | None,
+    ) -> Any:
+        messages = error.messages
+        # webargs nests by location ({"json": {...}}); clients want field names only.
+        if isinstance(messages, Mapping) and set(messages) <= set(self.__location_map__):
+            merged: dict[str, Any] = {}
+            for value in messages.values():
+                if isinstance(value, Mapping):
+                    merged.update(value)
+                else:
+                    merged.setdefault("_schema", []).extend(value)
+            messages = merged
+        raise ValidationFailed(flatten_messages(messages))
+
+    def _handle_invalid_json_error(
+        self, error: Any, req: Request, *args: Any, **kwargs: Any
+    ) -> Any:
+        raise InvalidJson("The request body is not valid JSON.")
+
+
+parser = Parser()
+
+
+# --- schemas and fields ------------------------------------------------------------------
+
+
+class Schema(ma.Schema):
+    """snake_case attributes in Python, camelCase names on the wire."""
+
+    class Meta:
+        # Tolerant reader: fields a client sends that we do not know are ignored, so older
+        # and newer clients keep working; every known field is still validated.
+        unknown = ma.EXCLUDE
+
+    def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
+        field_obj.data_key = camelcase(field_obj.data_key or field_name)
+
+
+class Guid(fields.UUID):
+    """A GUID, dumped as a lowercase hyphenated string."""
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
+        if value is None:
+            return None
+        return str(value if isinstance(value, uuid.UUID) else uuid.UUID(str(value)))
+
+
+class UtcDateTime(fields.DateTime):
+    """ISO 8601 in UTC, ending in Z; naive input is read as UTC."""
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
+        if value is None:
+            return None
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> datetime:
+        parsed = super()._deserialize(value, attr, data, **kwargs)
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+
+
+class LanguageTag(fields.String):
+    """A BCP 47-style language tag such as `en` or `en-US`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("validate", ma.validate.Regexp(LANGUAGE_TAG, error="Not a language tag."))
+        kwargs.setdefault("metadata", {"example": "en-US"})
+        super().__init__(**kwargs)
+
+
+class ProblemSchema(Schema):
+    """RFC 7807 problem details, as every error of this API is answered."""
+
+    type = fields.String(metadata={"example": "about:blank"})
+    title = fields.String()
+    status = fields.Integer()
+    detail = fields.String()
+    code = fields.String(metadata={"description": "Stable machine code (trackable routes)."})
+    errors = fields.Dict(
+        keys=fields.String(),
+        values=fields.List(fields.String()),
+        metadata={"description": "Validation failures: field name -> messages."},
+    )
+    ticket_number = fields.String(metadata={"description": "On 500: the tracked ticket."})
+
+
+# --- blueprint with bearer auth ----------------------------------------------------------
+
+BEARER = "bearerAuth"
+
+
+class Blueprint(flask_smorest.Blueprint):
+    ARGUMENTS_PARSER = parser
+
+    def auth(self, *, optional: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Require a bearer token (401), or accept one when `optional` ("Anonymous or
+        Bearer"): a token that is sent must still be valid."""
+
+        def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
+            @wraps(func)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                verify_jwt_in_request(optional=optional)
+                g.token_checked = True
+                return func(*args, **kwargs)
+
+            security: list[dict[str, list[str]]] = [{BEARER: []}]
+            if optional:
+                security.append({})
+            return self.doc(security=security)(wrapper)
+
+        return decorator
+
+
+# --- the Api: problem+json everywhere, documented ----------------------------------------
+
+ERROR_RESPONSES = {
+    400: "Validation or business-rule rejection.",
+    401: "Missing or invalid bearer token.",
+    403: "Authenticated, but not allowed to do this.",
+    404: "Not found, or not visible to this caller.",
+    429: "Too many requests; see Retry-After.",
+    500: "Unexpected failure; quote ticketNumber to support.",
+}
+
+
+class ProblemResponsesPlugin(BasePlugin):
+    """Documents the problem+json error answers on every operation."""
+
+    def operation_helper(
+        self, path: str | None = None, operations: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        for method, operation in (operations or {}).items():
+            if method not in {"get", "post", "put", "patch", "delete"}:
+                continue
+            responses = operation.setdefault("responses", {})
+            wanted = {500, 429}
+            if operation.get("parameters") or operation.get("requestBody") or "{" in (path or ""):
+                wanted.add(400)
+            if "{" in (path or ""):
+                wanted.add(404)
+            if any(BEARER in item for item in operation.get("security", [])):
+                wanted |= {401, 403}
+            for status in sorted(wanted):
+                responses.setdefault(
+                    str(status), {"$ref": "#/components/responses/Problem" + str(status)}
+                )
+
+
+class Api(flask_smorest.Api):
+    DEFAULT_ERROR_RESPONSE_NAME = None
+    ERROR_SCHEMA = ProblemSchema
+
+    def __init__(self, app: Flask | None = None) -> None:
+        super().__init__(app, spec_kwargs={"extra_plugins": [ProblemResponsesPlugin()]})
+
+    def init_app(self, app: Flask, *args: Any, **kwargs: Any) -> None:
+        super().init_app(app, *args, **kwargs)
+        self.spec.components.security_scheme(
+            BEARER, {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+        )
+        self.spec.components.schema("ProblemDetails", schema=ProblemSchema)
+        for status, description in ERROR_RESPONSES.items():
+            self.spec.components.response(
+                f"Problem{status}",
+                {
+                    "description": description,
+                    "content": {
+                        PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/ProblemDetails"}}
+                    },
+                },
+            )
+
+    def _register_responses(self) -> None:
+        """flask-smorest's per-status responses, but as problem+json."""
+        import http
+
+        for status in http.HTTPStatus:
+            response: dict[str, Any] = {"description": status.phrase}
+            if status >= 400:
+                response["content"] = {
+                    PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/ProblemDetails"}}
+                }
+            self.spec.components.response(status.name, response, lazy=True)
+
+    def handle_http_exception(self, error: HTTPException) -> Response:  # type: ignore[override]
+        return http_exception_response(error)
+
+
+__all__ = [
+    "Api",
+    "Blueprint",
+    "Guid",
+    "LanguageTag",
+    "ProblemSchema",
+    "Schema",
+    "UtcDateTime",
+    "camelcase",
+    "loads_strict",
+    "parser",
+]

@@ -1,0 +1,103 @@
+"""Schemas of the System routes (contract: System, Versioning)."""
+
+from __future__ import annotations
+
+from marshmallow import fields
+
+from app.api.base import Schema, UtcDateTime
+
+
+class RateLimitsSchema(Schema):
+    login = fields.String()
+    register = fields.String()
+    account_mail = fields.String()
+
+
+class GuessBudgetSchema(Schema):
+    attempts = fields.Integer()
+    window_minutes = fields.Integer()
+
+
+class LimitsSchema(Schema):
+    public_list_cap = fields.Integer()
+    nearby_default_radius_km = fields.Float()
+    nearby_max_radius_km = fields.Float()
+    trackables_per_group_max = fields.Integer()
+    max_request_bytes = fields.Integer()
+    image_max_bytes = fields.Integer()
+    image_max_pixels = fields.Integer()
+    gpx_max_bytes = fields.Integer()
+    secret_code_guesses = fields.Nested(GuessBudgetSchema)
+    rate_limits = fields.Nested(RateLimitsSchema)
+
+
+class StatusSchema(Schema):
+    status = fields.String(metadata={"example": "online"})
+    utc_now = UtcDateTime()
+    android_minimum_compatible_display_version = fields.String()
+    android_minimum_compatible_version_code = fields.String()
+    android_compatibility_message = fields.String()
+    android_beta_page_url = fields.String()
+    requested_experience_mode = fields.String(
+        metadata={"enum": ["latest_and_greatest", "no_3rd_parties"]}
+    )
+    effective_experience_mode = fields.String(
+        metadata={"enum": ["latest_and_greatest", "no_3rd_parties"]}
+    )
+    uses_saved_experience_mode_preference = fields.Boolean()
+    uses_visitor_experience_mode_preference_cookie = fields.Boolean()
+    third_party_browser_calls_allowed = fields.Boolean()
+    requested_map_source = fields.String(allow_none=True)
+    preferred_map_source = fields.String(
+        metadata={"enum": ["hosted_maps", "openstreetmap", "google"]}
+    )
+    fallback_map_source = fields.String()
+    uses_saved_map_preference = fields.Boolean()
+    uses_visitor_map_preference_cookie = fields.Boolean()
+    google_maps_allowed = fields.Boolean()
+    google_maps_configured = fields.Boolean()
+    open_street_map_allowed = fields.Boolean(data_key="openStreetMapAllowed")
+    open_street_map_configured = fields.Boolean(data_key="openStreetMapConfigured")
+    hosted_maps_configured = fields.Boolean()
+    hosted_maps_forced_by_privacy = fields.Boolean()
+    hosted_map_tile_url_template = fields.String(
+        metadata={"example": "/maps/tiles/{z}/{x}/{y}.png"}
+    )
+    limits = fields.Nested(LimitsSchema)
+
+
+class BetaAndroidSchema(Schema):
+    display_version = fields.String()
+    version_code = fields.String()
+    minimum_compatible_display_version = fields.String()
+    minimum_compatible_version_code = fields.String()
+    release_notes = fields.String()
+    download_url = fields.String()
+    beta_page_url = fields.String()
+
+
+class LocalitySchema(Schema):
+    resolved = fields.Boolean()
+    source_kind = fields.String(metadata={"enum": ["IpAddress", "Coordinates"]})
+    coordinate_source_provider = fields.String()
+    locality_source_provider = fields.String()
+    latitude = fields.Float(allow_none=True)
+    longitude = fields.Float(allow_none=True)
+    city = fields.String()
+    state_or_province = fields.String()
+    country = fields.String()
+    is_approximate = fields.Boolean()
+    accuracy_radius_km = fields.Float(allow_none=True)
+    failure_reason = fields.String(metadata={"description": "Empty on success."})
+
+
+class IpLocationSchema(LocalitySchema):
+    client_ip_address = fields.String(data_key="clientIpAddress")
+    lookup_ip_address = fields.String()
+    used_development_fallback_ip = fields.Boolean()
+
+
+class CoordinateQuerySchema(Schema):
+    # Text on purpose: bad coordinates are a 200 with failureReason, not a 400 (contract).
+    latitude = fields.String(metadata={"example": "52.52"})
+    longitude = fields.String(metadata={"example": "13.405"})

@@ -1,0 +1,165 @@
+"""Bearer tokens and the Viewer: who is calling, built once per request.
+
+Access tokens carry the user's id (`sub`) and security stamp (`stamp`). A token whose user
+no longer exists, or whose stamp changed (password change, account deletion, "forget
+machine"), stops working at the next request.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Flask, Response, g, has_request_context
+from flask_jwt_extended import create_access_token, get_jwt, verify_jwt_in_request
+from flask_jwt_extended.exceptions import NoAuthorizationError
+
+from app.errors import problem
+from app.extensions import db, jwt
+from app.models.user import User
+
+TEAM_ADMIN = "admin"
+TEAM_MEMBER = "member"
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """The caller of one request. Services take it as an argument; policies read it."""
+
+    user: User | None = None
+    is_superadmin: bool = False
+    unlocked_trackable_ids: frozenset[uuid.UUID] = frozenset()
+    # Active team memberships: team id -> TEAM_ADMIN or TEAM_MEMBER.
+    team_roles: Mapping[uuid.UUID, str] = field(default_factory=dict)
+
+    @property
+    def user_id(self) -> uuid.UUID | None:
+        return self.user.id if self.user is not None else None
+
+    @property
+    def is_authenticated(self) -> bool:
+        return self.user is not None
+
+    def is_member_of(self, team_id: uuid.UUID | None) -> bool:
+        return team_id is not None and team_id in self.team_roles
+
+    def is_admin_of(self, team_id: uuid.UUID | None) -> bool:
+        return team_id is not None and self.team_roles.get(team_id) == TEAM_ADMIN
+
+
+ANONYMOUS = Viewer()
+
+# Areas add to the Viewer without this module knowing them: each part returns keyword
+# values for Viewer (e.g. the trackables area adds `unlocked_trackable_ids`).
+ViewerPart = Callable[[User | None], Mapping[str, Any]]
+_viewer_parts: list[ViewerPart] = []
+
+
+def viewer_part(func: ViewerPart) -> ViewerPart:
+    _viewer_parts.append(func)
+    return func
+
+
+def build_viewer(user: User | None) -> Viewer:
+    values: dict[str, Any] = {"user": user, "is_superadmin": bool(user and user.is_superadmin)}
+    for part in _viewer_parts:
+        for key, value in part(user).items():
+            if isinstance(value, frozenset) and key in values:
+                value = values[key] | value
+            values[key] = value
+    return Viewer(**values)
+
+
+def current_viewer() -> Viewer:
+    """The Viewer of this request (anonymous when no valid token was sent)."""
+    if not has_request_context():
+        return ANONYMOUS
+    viewer = g.get("viewer")
+    if viewer is None:
+        if not g.get("token_checked"):
+            with suppress(NoAuthorizationError):
+                verify_jwt_in_request(optional=True)
+            g.token_checked = True
+        viewer = build_viewer(g.get("token_user"))
+        g.viewer = viewer
+    return viewer
+
+
+def issue_access_token(user: User) -> str:
+    return create_access_token(
+        identity=str(user.id), additional_claims={"stamp": user.security_stamp}
+    )
+
+
+def token_user_id() -> uuid.UUID | None:
+    claims = get_jwt()
+    try:
+        return uuid.UUID(str(claims.get("sub")))
+    except ValueError:
+        return None
+
+
+def _bearer_problem(detail: str, error: str = "invalid_token") -> Response:
+    header = f'Bearer error="{error}"' if error else "Bearer"
+    return problem(401, "Unauthorized", detail, headers={"WWW-Authenticate": header})
+
+
+def _load_token_user(payload: Mapping[str, Any]) -> User | None:
+    """The user a decoded token names, looked up once per request."""
+    cache_key = ("token_user", payload.get("sub"))
+    if g.get("token_user_key") == cache_key:
+        return g.get("token_user")
+    try:
+        user_id = uuid.UUID(str(payload.get("sub")))
+    except ValueError:
+        user = None
+    else:
+        user = db.session.get(User, user_id)
+    g.token_user_key, g.token_user = cache_key, user
+    return user
+
+
+def register_jwt(app: Flask) -> None:
+    @jwt.token_in_blocklist_loader
+    def token_revoked(header: dict[str, Any], payload: dict[str, Any]) -> bool:
+        user = _load_token_user(payload)
+        return user is not None and payload.get("stamp") != user.security_stamp
+
+    @jwt.user_lookup_loader
+    def lookup_user(header: dict[str, Any], payload: dict[str, Any]) -> User | None:
+        return _load_token_user(payload)
+
+    @jwt.unauthorized_loader
+    def missing_token(reason: str) -> Response:
+        return _bearer_problem("A bearer access token is required.", error="")
+
+    @jwt.invalid_token_loader
+    def invalid_token(reason: str) -> Response:
+        return _bearer_problem("The bearer token is invalid.")
+
+    @jwt.expired_token_loader
+    def expired_token(header: dict[str, Any], payload: dict[str, Any]) -> Response:
+        return _bearer_problem("The bearer token has expired.")
+
+    @jwt.revoked_token_loader
+    def revoked_token(header: dict[str, Any], payload: dict[str, Any]) -> Response:
+        return _bearer_problem("The bearer token has been revoked.")
+
+    @jwt.user_lookup_error_loader
+    def unknown_user(header: dict[str, Any], payload: dict[str, Any]) -> Response:
+        return _bearer_problem("The bearer token's account no longer exists.")
+
+    @jwt.token_verification_failed_loader
+    def failed_verification(header: dict[str, Any], payload: dict[str, Any]) -> Response:
+        return _bearer_problem("The bearer token is invalid.")
+
+    @jwt.needs_fresh_token_loader
+    def needs_fresh(header: dict[str, Any], payload: dict[str, Any]) -> Response:
+        return _bearer_problem("A fresh sign-in is required.")
+
+
+def ids(values: Iterable[Any]) -> frozenset[uuid.UUID]:
+    return frozenset(uuid.UUID(str(value)) for value in values)

@@ -1,0 +1,194 @@
+"""The ApiError family and the one application/problem+json renderer.
+
+Every error a client sees goes through `problem()`: ApiError subclasses raised by services
+and policies, werkzeug's HTTP exceptions (unknown route, 405, 413, 415, 429), validation
+failures from the request parser, flask-jwt-extended's token failures and, last, any
+unexpected exception, which becomes a 500 carrying a tracked `ticketNumber`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+
+
+def problem(
+    status: int,
+    title: str,
+    detail: str = "",
+    *,
+    headers: Mapping[str, str] | None = None,
+    **fields: Any,
+) -> Response:
+    """Build an RFC 7807 problem-details response; extra fields are added when not None."""
+    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status}
+    body["detail"] = detail
+    body.update({key: value for key, value in fields.items() if value is not None})
+    response = Response(orjson.dumps(body), status=status, mimetype=PROBLEM_JSON)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+class ApiError(Exception):
+    """A rejection a client can act on; rendered as problem details."""
+
+    status = 400
+    title = "Bad request"
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        code: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.code = code
+        self.headers = dict(headers or {})
+        self.extra = extra
+
+    def to_response(self) -> Response:
+        return problem(
+            self.status,
+            self.title,
+            self.detail,
+            headers=self.headers,
+            code=self.code,
+            **self.extra,
+        )
+
+
+class ValidationFailed(ApiError):
+    """400 with an `errors` map: field name (camelCase, dotted when nested) -> messages."""
+
+    title = "Validation failed"
+
+    def __init__(self, errors: Mapping[str, list[str]], detail: str | None = None) -> None:
+        fields = ", ".join(sorted(errors)) or "request"
+        super().__init__(detail or f"Invalid value for: {fields}.", errors=dict(errors))
+
+
+class Unauthorized(ApiError):
+    status, title = 401, "Unauthorized"
+
+    def __init__(self, detail: str = "Authentication is required.", **extra: Any) -> None:
+        super().__init__(detail, headers={"WWW-Authenticate": "Bearer"}, **extra)
+
+
+class Forbidden(ApiError):
+    status, title = 403, "Forbidden"
+
+
+class NotFound(ApiError):
+    status, title = 404, "Not found"
+
+
+class Conflict(ApiError):
+    status, title = 409, "Conflict"
+
+
+class UnsupportedMediaType(ApiError):
+    status, title = 415, "Unsupported media type"
+
+
+class TooManyRequests(ApiError):
+    status, title = 429, "Too many requests"
+
+    def __init__(self, detail: str, *, retry_after: int, **extra: Any) -> None:
+        super().__init__(detail, headers={"Retry-After": str(max(1, retry_after))}, **extra)
+
+
+TRACKABLE_ERROR_STATUS = {
+    "trackable_not_found": 404,
+    "trackable_comment_not_found": 404,
+    "trackable_journey_stop_not_found": 404,
+    "trackable_already_activated": 400,
+    "trackable_activation_required": 400,
+    "trackable_access_code_required": 403,
+    "trackable_access_code_invalid": 403,
+    "trackable_group_detach_forbidden": 403,
+    "trackable_group_attach_forbidden": 403,
+    "trackable_comment_edit_forbidden": 403,
+    "trackable_comment_delete_forbidden": 403,
+    "trackable_journey_stop_delete_forbidden": 403,
+    "trackable_journey_stop_convert_forbidden": 403,
+    "trackable_journey_stop_convert_rejected": 400,
+    "trackable_request_rejected": 400,
+}
+
+STATUS_TITLES = {400: "Bad request", 403: "Forbidden", 404: "Not found"}
+
+
+class TrackableError(ApiError):
+    """A trackable rule's rejection, with the contract's stable `code`."""
+
+    def __init__(self, code: str, detail: str | None = None, *, status: int | None = None) -> None:
+        super().__init__(detail or code.replace("_", " ").capitalize() + ".", code=code)
+        self.status = status or TRACKABLE_ERROR_STATUS[code]
+        self.title = STATUS_TITLES.get(self.status, "Bad request")
+
+
+def http_exception_response(error: HTTPException) -> Response:
+    """Render a werkzeug HTTP exception (404, 405 with Allow, 413, ...) as problem details."""
+    status = error.code or 500
+    headers = {
+        name: value
+        for name, value in error.get_headers()
+        if name.lower() not in {"content-type", "content-length"}
+    }
+    if status == 429 and "Retry-After" not in headers:
+        headers["Retry-After"] = str(_retry_after_seconds(error))
+    detail = error.description or ""
+    if status == 404:
+        detail = f"Nothing is served at {request.path}."
+    elif status == 405:
+        detail = f"{request.method} is not allowed on {request.path}."
+    elif status == 413:
+        detail = "The request body is larger than this server accepts."
+    return problem(status, error.name, detail, headers=headers)
+
+
+def _retry_after_seconds(error: HTTPException) -> int:
+    limit = getattr(error, "limit", None)
+    try:
+        from app.extensions import limiter
+
+        window = limiter.current_limit
+        if window is not None:
+            from datetime import UTC, datetime
+
+            return max(1, int(window.reset_at - datetime.now(UTC).timestamp()))
+    except Exception:
+        log.debug("no rate-limit window for %s", limit)
+    return 60
+
+
+def unexpected_error_response(error: Exception) -> Response:
+    """A 500 with a ticket number that is logged and stored as a tracked system error."""
+    from app.services.compliance import track_unexpected_error
+
+    ticket = track_unexpected_error(error)
+    return problem(
+        500,
+        "Internal server error",
+        "Something went wrong on our side. Quote the ticket number when you contact support.",
+        ticketNumber=ticket,
+    )
+
+
+def register_errors(app: Flask) -> None:
+    app.register_error_handler(ApiError, lambda error: error.to_response())
+    app.register_error_handler(Exception, unexpected_error_response)
+    # HTTPException is handled by the Api (flask-smorest) subclass in app.api.base.

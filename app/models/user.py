@@ -1,0 +1,38 @@
+"""User accounts (identity)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import Boolean, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.models.base import Base, new_id, utcnow
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    email: Mapped[str] = mapped_column(String(254))
+    # Lower-cased email: uniqueness and lookups are case-insensitive on every database.
+    normalized_email: Mapped[str] = mapped_column(String(254), unique=True)
+    user_name: Mapped[str] = mapped_column(String(32), unique=True)
+    display_name: Mapped[str] = mapped_column(String(100), default="")
+    password_hash: Mapped[str] = mapped_column(String(255))
+    is_email_confirmed: Mapped[bool] = mapped_column(Boolean, default=False)
+    is_superadmin: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Rotated on password change, account deletion and "forget machine": every access
+    # token carries the stamp it was minted with and stops working once it changes.
+    security_stamp: Mapped[str] = mapped_column(String(64), default=lambda: uuid.uuid4().hex)
+    # Privacy and map preferences saved on the account (GET /api/system/status).
+    experience_mode: Mapped[str | None] = mapped_column(String(32), default=None)
+    map_source: Mapped[str | None] = mapped_column(String(32), default=None)
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_utc: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    token_version: Mapped[int] = mapped_column(Integer, default=0)
+
+    @property
+    def display_text(self) -> str:
+        return self.display_name or self.user_name

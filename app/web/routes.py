@@ -1,0 +1,55 @@
+"""Non-API routes: health probes, the offline API-docs assets and hosted map tiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import flask_swagger_ui
+from flask import Blueprint, Flask, Response, current_app, send_from_directory
+from sqlalchemy import text
+
+from app.errors import problem
+from app.extensions import db
+
+web = Blueprint("web", __name__)
+
+# Swagger UI 5 (OpenAPI 3.1) ships inside the flask-swagger-ui package: /api/docs works
+# with no internet and nothing vendored into this repository.
+SWAGGER_UI_DIST = Path(flask_swagger_ui.__file__).resolve().parent / "dist"
+
+
+@web.get("/healthz")
+def healthz() -> Response:
+    """The process is up."""
+    return current_app.json.response({"status": "ok"})
+
+
+@web.get("/readyz")
+def readyz() -> Response:
+    """The process can serve: the database answers."""
+    try:
+        db.session.execute(text("SELECT 1"))
+    except Exception:  # any driver error means "not ready"
+        db.session.rollback()
+        current_app.logger.warning("readiness check: database unreachable", exc_info=True)
+        return problem(503, "Service unavailable", "The database is not reachable.")
+    return current_app.json.response({"status": "ready"})
+
+
+@web.get("/api/docs/assets/<path:filename>")
+def docs_asset(filename: str) -> Response:
+    response = send_from_directory(SWAGGER_UI_DIST, filename, max_age=86400)
+    return response
+
+
+@web.get("/maps/tiles/<int:z>/<int:x>/<int:y>.png")
+def hosted_tile(z: int, x: int, y: int) -> Response:
+    """A hosted map tile, used when privacy rules forbid third-party map providers."""
+    if not 0 <= z <= 22 or not (0 <= x < 2**z and 0 <= y < 2**z):
+        return problem(404, "Not found", "No such tile.")
+    root = Path(current_app.config["MAP_TILE_ROOT"])
+    return send_from_directory(root, f"{z}/{x}/{y}.png", mimetype="image/png", max_age=86400)
+
+
+def register_web(app: Flask) -> None:
+    app.register_blueprint(web)

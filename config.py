@@ -1,0 +1,174 @@
+"""Settings, read once from the environment, with the decisions page's defaults.
+
+Every number the contract or the decisions page names is a setting here, never a literal
+scattered through the code. `instance/config.py`, when present, overrides these values.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent
+INSTANCE_DIR = BASE_DIR / "instance"
+
+# Development defaults for secrets. The factory refuses to start with any of them outside
+# development and tests (see app.check_production_secrets).
+DEV_SECRET = "development-only-secret-refused-in-production"  # noqa: S105 - a marker, refused in production
+SECRET_SETTINGS = ("SECRET_KEY", "JWT_SECRET_KEY", "TRACKABLE_CODE_KEY")
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else default
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return float(value) if value not in (None, "") else default
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value in (None, ""):
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
+
+
+def database_url() -> str:
+    url = os.environ.get("DATABASE_URL") or f"sqlite:///{INSTANCE_DIR / 'app.db'}"
+    # Some hosts still hand out the pre-SQLAlchemy-1.4 scheme name.
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://") :]
+    return url
+
+
+class Config:
+    ENV_NAME = env_str("APP_ENV", "development")  # development | production | testing
+    SECRET_KEY = env_str("SECRET_KEY", DEV_SECRET)
+    JWT_SECRET_KEY = env_str("JWT_SECRET_KEY", DEV_SECRET)
+    TRACKABLE_CODE_KEY = env_str("TRACKABLE_CODE_KEY", DEV_SECRET)
+    PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000")
+
+    # Database
+    SQLALCHEMY_DATABASE_URI = database_url()
+    SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
+
+    # Request bodies: JSON bodies and image uploads share one hard cap (20 MB images + form).
+    MAX_CONTENT_LENGTH = env_int("MAX_CONTENT_LENGTH", 21 * 1024 * 1024)
+    MAX_JSON_DEPTH = env_int("MAX_JSON_DEPTH", 32)
+
+    # Tokens (decisions: Identity)
+    JWT_ACCESS_TOKEN_EXPIRES = timedelta(seconds=env_int("ACCESS_TOKEN_SECONDS", 3600))
+    REFRESH_TOKEN_EXPIRES = timedelta(days=env_int("REFRESH_TOKEN_DAYS", 14))
+    JWT_TOKEN_LOCATION = ["headers"]
+    JWT_ALGORITHM = "HS256"
+    JWT_DECODE_ALGORITHMS = ["HS256"]  # never "none", never an asymmetric confusion
+    REQUIRE_CONFIRMED_EMAIL = env_bool("REQUIRE_CONFIRMED_EMAIL", False)
+    LOCKOUT_MAX_FAILURES = env_int("LOCKOUT_MAX_FAILURES", 5)
+    LOCKOUT_MINUTES = env_int("LOCKOUT_MINUTES", 5)
+    EMAIL_CODE_HOURS = env_int("EMAIL_CODE_HOURS", 24)
+
+    # Mail: console (logs), file (instance/outbox/*.eml) or smtp
+    MAIL_BACKEND = env_str("MAIL_BACKEND", "console")
+    MAIL_FROM = env_str("MAIL_FROM", "Location Notes <no-reply@localhost>")
+    MAIL_SMTP_HOST = env_str("MAIL_SMTP_HOST", "localhost")
+    MAIL_SMTP_PORT = env_int("MAIL_SMTP_PORT", 25)
+    MAIL_SMTP_USER = env_str("MAIL_SMTP_USER", "")
+    MAIL_SMTP_PASSWORD = env_str("MAIL_SMTP_PASSWORD", "")
+    MAIL_SMTP_STARTTLS = env_bool("MAIL_SMTP_STARTTLS", False)
+
+    # Rate limits (Flask-Limiter); memory by default, Redis when workers must share.
+    RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
+    RATELIMIT_STORAGE_URI = env_str("RATELIMIT_STORAGE_URI", "memory://")
+    RATELIMIT_HEADERS_ENABLED = True
+    RATE_LIMIT_LOGIN = env_str("RATE_LIMIT_LOGIN", "20 per minute")
+    RATE_LIMIT_REGISTER = env_str("RATE_LIMIT_REGISTER", "10 per hour")
+    RATE_LIMIT_ACCOUNT_MAIL = env_str("RATE_LIMIT_ACCOUNT_MAIL", "5 per 15 minutes")
+    SECRET_GUESS_LIMIT = env_int("SECRET_GUESS_LIMIT", 10)
+    SECRET_GUESS_WINDOW_MINUTES = env_int("SECRET_GUESS_WINDOW_MINUTES", 10)
+
+    # Public lists and discovery (contract: Limits)
+    PUBLIC_LIST_CAP = env_int("PUBLIC_LIST_CAP", 500)
+    NEARBY_RADIUS_KM = env_float("NEARBY_RADIUS_KM", 5.0)
+    NEARBY_MAX_RADIUS_KM = env_float("NEARBY_MAX_RADIUS_KM", 500.0)
+
+    # Trackable codes (decisions: Placeholders, Trackable codes)
+    TRACKABLE_PUBLIC_PREFIX = env_str("TRACKABLE_PUBLIC_PREFIX", "LN")
+    TRACKABLE_SECRET_PREFIX = env_str("TRACKABLE_SECRET_PREFIX", "LN")
+    TRACKABLE_SISTER_PREFIX = env_str("TRACKABLE_SISTER_PREFIX", "GT")
+    TRACKABLE_FOREIGN_PREFIX = env_str("TRACKABLE_FOREIGN_PREFIX", "TB")
+    TRACKABLE_FOREIGN_HELP_URL = env_str("TRACKABLE_FOREIGN_HELP_URL", "/help/foreign-codes")
+    TRACKABLE_PUBLIC_CODE_LENGTH = env_int("TRACKABLE_PUBLIC_CODE_LENGTH", 6)
+    TRACKABLE_SECRET_CODE_LENGTH = env_int("TRACKABLE_SECRET_CODE_LENGTH", 8)
+    TRACKABLE_QR_TOKEN_LENGTH = env_int("TRACKABLE_QR_TOKEN_LENGTH", 100)
+    TRACKABLES_PER_GROUP_MAX = env_int("TRACKABLES_PER_GROUP_MAX", 100)
+
+    # Images (decisions: Images)
+    IMAGE_ROOT = Path(env_str("IMAGE_ROOT", str(INSTANCE_DIR / "images")))
+    IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 20 * 1024 * 1024)
+    IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 60_000_000)
+
+    # Maps and privacy (contract: System)
+    MAP_TILE_ROOT = Path(env_str("MAP_TILE_ROOT", str(INSTANCE_DIR / "tiles")))
+    HOSTED_MAP_TILE_URL_TEMPLATE = "/maps/tiles/{z}/{x}/{y}.png"
+    GOOGLE_MAPS_API_KEY = env_str("GOOGLE_MAPS_API_KEY", "")
+    OPENSTREETMAP_ENABLED = env_bool("OPENSTREETMAP_ENABLED", True)
+    DEFAULT_EXPERIENCE_MODE = env_str("DEFAULT_EXPERIENCE_MODE", "latest_and_greatest")
+    EXPERIENCE_MODE_COOKIE = "experience_mode"
+    MAP_SOURCE_COOKIE = "map_source"
+
+    # Mobile client compatibility gating (contract: Versioning)
+    ANDROID_MIN_DISPLAY_VERSION = env_str("ANDROID_MIN_DISPLAY_VERSION", "1.0.0")
+    ANDROID_MIN_VERSION_CODE = env_str("ANDROID_MIN_VERSION_CODE", "1")
+    ANDROID_COMPATIBILITY_MESSAGE = env_str(
+        "ANDROID_COMPATIBILITY_MESSAGE",
+        "This version of the app is too old for sync and team management. Please update.",
+    )
+    ANDROID_BETA_PAGE_URL = env_str("ANDROID_BETA_PAGE_URL", "/beta/android")
+    ANDROID_BETA_DISPLAY_VERSION = env_str("ANDROID_BETA_DISPLAY_VERSION", "1.0.0")
+    ANDROID_BETA_VERSION_CODE = env_str("ANDROID_BETA_VERSION_CODE", "1")
+    ANDROID_BETA_RELEASE_NOTES = env_str("ANDROID_BETA_RELEASE_NOTES", "")
+    ANDROID_BETA_DOWNLOAD_URL = env_str("ANDROID_BETA_DOWNLOAD_URL", "")
+
+    # Client IP and geolocation (integrations/geo.py)
+    TRUSTED_PROXIES = env_list("TRUSTED_PROXIES")  # addresses or CIDR ranges
+    DEV_FALLBACK_IP = env_str("DEV_FALLBACK_IP", "")  # development only: stands in for a local IP
+    GEOIP_PROVIDER = env_str("GEOIP_PROVIDER", "builtin")  # builtin | maxmind
+    GEOIP_DATABASE_PATH = env_str("GEOIP_DATABASE_PATH", "")
+    GEOCODER_PROVIDER = env_str("GEOCODER_PROVIDER", "builtin")  # builtin | http
+    GEOCODER_HTTP_URL = env_str("GEOCODER_HTTP_URL", "")
+    GEOCODER_MAX_DISTANCE_KM = env_float("GEOCODER_MAX_DISTANCE_KM", 50.0)
+
+    # Outbound HTTP (external link verification)
+    OUTBOUND_TIMEOUT_SECONDS = env_float("OUTBOUND_TIMEOUT_SECONDS", 5.0)
+    OUTBOUND_MAX_BYTES = env_int("OUTBOUND_MAX_BYTES", 512 * 1024)
+    OUTBOUND_MAX_REDIRECTS = env_int("OUTBOUND_MAX_REDIRECTS", 5)
+    OUTBOUND_ALLOWED_PORTS = [int(p) for p in env_list("OUTBOUND_ALLOWED_PORTS", "80,443")]
+    OUTBOUND_ALLOW_LOOPBACK = False  # tests only; never from the environment
+    LINK_SUPPORT_URL = env_str("LINK_SUPPORT_URL", "/help/external-links")
+
+    # GPX
+    GPX_MAX_BYTES = env_int("GPX_MAX_BYTES", 10 * 1024 * 1024)
+
+    # Logging
+    LOG_FORMAT = env_str("LOG_FORMAT", "plain")  # plain | json
+    LOG_LEVEL = env_str("LOG_LEVEL", "INFO")
+
+    # API documentation (flask-smorest)
+    API_TITLE = "Location Notes Service"
+    API_VERSION = "1.0"
+    OPENAPI_VERSION = "3.1.0"
+    OPENAPI_URL_PREFIX = "/api"
+    OPENAPI_JSON_PATH = "openapi.json"
+    OPENAPI_SWAGGER_UI_PATH = "docs"
+    OPENAPI_SWAGGER_UI_URL = "/api/docs/assets/"

@@ -1,0 +1,17 @@
+"""gunicorn settings (sync workers, as the design card says)."""
+
+import os
+
+bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+worker_class = "sync"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+# Sync workers hold one request each; an outbound link check or image resize must finish
+# well inside this, and a stuck worker is recycled instead of holding the slot forever.
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+graceful_timeout = 20  # SIGTERM: finish in-flight requests, then exit
+accesslog = "-"
+errorlog = "-"
+# Access lines carry the request id and never a trackable secret (app.logs.redact).
+logger_class = "app.logs.RedactingGunicornLogger"
+access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(L)ss rid=%({x-request-id}o)s'
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")

@@ -1,0 +1,137 @@
+"""Shared fixtures: the app on SQLite (default) or PostgreSQL (TEST_DATABASE_URL), a clean
+database for every test, and an HTTP client that can act as any user."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import create_engine, text
+
+from app import create_app
+from app.extensions import db
+from app.models import Base
+from app.models.user import User
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """SQLite in a temporary file, or TEST_DATABASE_URL; tables are created once."""
+    url = os.environ.get("TEST_DATABASE_URL") or (
+        f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+    )
+    engine = create_engine(url)
+    Base.metadata.drop_all(engine)
+    Base.metadata.create_all(engine)
+    engine.dispose()
+    yield url
+    engine = create_engine(url)
+    Base.metadata.drop_all(engine)
+    engine.dispose()
+
+
+def _empty_all_tables() -> None:
+    if db.engine.dialect.name == "postgresql":
+        names = ", ".join(f'"{table.name}"' for table in Base.metadata.sorted_tables)
+        if names:
+            db.session.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+    else:
+        for table in reversed(Base.metadata.sorted_tables):
+            db.session.execute(table.delete())
+    db.session.commit()
+
+
+def make_test_app(database_url: str, tmp_path: Path, **overrides: Any) -> Flask:
+    config = {
+        "TESTING": True,
+        "SQLALCHEMY_DATABASE_URI": database_url,
+        "IMAGE_ROOT": tmp_path / "images",
+        "MAP_TILE_ROOT": tmp_path / "tiles",
+        "MAIL_BACKEND": "memory",
+        "RATELIMIT_STORAGE_URI": "memory://",
+        "LOG_LEVEL": "WARNING",
+    }
+    config.update(overrides)
+    return create_app(config)
+
+
+@pytest.fixture
+def app_overrides() -> dict[str, Any]:
+    """Override in a test module to change settings for its app."""
+    return {}
+
+
+@pytest.fixture
+def app(database_url: str, tmp_path: Path, app_overrides: dict[str, Any]) -> Iterator[Flask]:
+    app = make_test_app(database_url, tmp_path, **app_overrides)
+    with app.app_context():
+        try:
+            yield app
+        finally:
+            db.session.rollback()
+            _empty_all_tables()
+            db.session.remove()
+
+
+class ApiClient:
+    """The Flask test client, optionally acting as a user with a real bearer token."""
+
+    def __init__(self, client: FlaskClient, token: str | None = None) -> None:
+        self.client = client
+        self.token = token
+
+    def as_user(self, user: User | None) -> ApiClient:
+        if user is None:
+            return ApiClient(self.client)
+        from app.auth import issue_access_token
+
+        return ApiClient(self.client, issue_access_token(user))
+
+    def with_token(self, token: str | None) -> ApiClient:
+        return ApiClient(self.client, token)
+
+    def open(self, method: str, url: str, **kwargs: Any) -> Any:
+        headers = dict(kwargs.pop("headers", {}) or {})
+        if self.token and "Authorization" not in headers:
+            headers["Authorization"] = f"Bearer {self.token}"
+        return self.client.open(url, method=method, headers=headers, **kwargs)
+
+    def get(self, url: str, **kwargs: Any) -> Any:
+        return self.open("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> Any:
+        return self.open("POST", url, **kwargs)
+
+    def put(self, url: str, **kwargs: Any) -> Any:
+        return self.open("PUT", url, **kwargs)
+
+    def delete(self, url: str, **kwargs: Any) -> Any:
+        return self.open("DELETE", url, **kwargs)
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+@pytest.fixture
+def api(client: FlaskClient) -> ApiClient:
+    return ApiClient(client)
+
+
+def assert_problem(response: Any, status: int, *, code: str | None = None) -> dict[str, Any]:
+    """The response is problem details with this status (and trackable `code`)."""
+    assert response.status_code == status, response.get_data(as_text=True)
+    assert response.mimetype == "application/problem+json"
+    body = response.get_json(force=True)
+    assert body["status"] == status
+    assert body["title"]
+    assert "detail" in body
+    if code is not None:
+        assert body.get("code") == code
+    return body
