@@ -44,12 +44,19 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
 
 
-def database_url() -> str:
-    url = os.environ.get("DATABASE_URL") or f"sqlite:///{INSTANCE_DIR / 'app.db'}"
-    # Some hosts still hand out the pre-SQLAlchemy-1.4 scheme name.
-    if url.startswith("postgres://"):
-        url = "postgresql://" + url[len("postgres://") :]
+def normalize_database_url(url: str) -> str:
+    """postgres:// and postgresql:// mean psycopg2 (the driver we install), whatever
+    SQLAlchemy's default driver for the scheme is."""
+    for scheme in ("postgres://", "postgresql://"):
+        if url.startswith(scheme):
+            return "postgresql+psycopg2://" + url[len(scheme) :]
     return url
+
+
+def database_url() -> str:
+    return normalize_database_url(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{INSTANCE_DIR / 'app.db'}"
+    )
 
 
 class Config:

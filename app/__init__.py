@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Flask
 
-from config import DEV_SECRET, SECRET_SETTINGS, Config
+from config import DEV_SECRET, SECRET_SETTINGS, Config, normalize_database_url
 
 MIN_SECRET_LENGTH = 32  # HS256 keys shorter than the hash are weak (RFC 7518 3.2)
 
@@ -22,6 +22,9 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     app.config.from_object(Config)
     app.config.from_pyfile("config.py", silent=True)  # instance/config.py, if present
     app.config.update(overrides or {})
+    app.config["SQLALCHEMY_DATABASE_URI"] = normalize_database_url(
+        app.config["SQLALCHEMY_DATABASE_URI"]
+    )
     if app.config.get("TESTING"):
         app.config["ENV_NAME"] = "testing"
     check_production_secrets(app)

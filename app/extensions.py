@@ -9,7 +9,7 @@ from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 
 from app.api.base import Api
-from app.models.base import Base
+from app.models.base import Base, render_item
 
 
 def client_ip() -> str:
@@ -20,7 +20,7 @@ def client_ip() -> str:
 
 
 db = SQLAlchemy(model_class=Base)
-migrate = Migrate(render_as_batch=True, compare_type=True)
+migrate = Migrate(render_as_batch=True, compare_type=True, render_item=render_item)
 jwt = JWTManager()
 api = Api()
 limiter = Limiter(key_func=client_ip, default_limits=[])

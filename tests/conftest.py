@@ -17,13 +17,15 @@ from app import create_app
 from app.extensions import db
 from app.models import Base
 from app.models.user import User
+from config import normalize_database_url
 
 
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """SQLite in a temporary file, or TEST_DATABASE_URL; tables are created once."""
-    url = os.environ.get("TEST_DATABASE_URL") or (
-        f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+    url = normalize_database_url(
+        os.environ.get("TEST_DATABASE_URL")
+        or f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
     )
     engine = create_engine(url)
     Base.metadata.drop_all(engine)
@@ -97,6 +99,8 @@ class ApiClient:
 
     def open(self, method: str, url: str, **kwargs: Any) -> Any:
         headers = dict(kwargs.pop("headers", {}) or {})
+        for name, value in (kwargs.pop("cookies", None) or {}).items():
+            self.client.set_cookie(name, value)
         if self.token and "Authorization" not in headers:
             headers["Authorization"] = f"Bearer {self.token}"
         return self.client.open(url, method=method, headers=headers, **kwargs)

@@ -56,3 +56,11 @@ def utcnow() -> datetime:
 
 def new_id() -> uuid.UUID:
     return uuid.uuid4()
+
+
+def render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
+    """Alembic autogenerate: write our column types as plain SQLAlchemy types, so that
+    migrations never import app.models."""
+    if type_ == "type" and isinstance(obj, UtcDateTime):
+        return "sa.DateTime(timezone=True)"
+    return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Boolean, Integer, String
+from sqlalchemy import Boolean, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, new_id, utcnow
@@ -31,7 +31,6 @@ class User(Base):
     map_source: Mapped[str | None] = mapped_column(String(32), default=None)
     created_utc: Mapped[datetime] = mapped_column(default=utcnow)
     updated_utc: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
-    token_version: Mapped[int] = mapped_column(Integer, default=0)
 
     @property
     def display_text(self) -> str:

@@ -1,0 +1,61 @@
+"""Migrations: one head, and an upgraded empty database matches the models."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config as AlembicConfig
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from flask_migrate import downgrade, upgrade
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from app.extensions import db
+from app.models import Base
+from tests.conftest import make_test_app
+
+MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+pytestmark = pytest.mark.migrations
+
+
+def test_there_is_exactly_one_head():
+    config = AlembicConfig(str(MIGRATIONS / "alembic.ini"))
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert len(ScriptDirectory.from_config(config).get_heads()) == 1
+
+
+@pytest.fixture
+def empty_database_url(database_url: str, tmp_path: Path) -> Iterator[str]:
+    """A brand-new empty database of the same kind as the test database."""
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite":
+        yield f"sqlite:///{tmp_path / 'migrated.db'}"
+        return
+    name = f"migrations_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def test_upgraded_empty_database_matches_the_models(empty_database_url, tmp_path):
+    app = make_test_app(empty_database_url, tmp_path)
+    with app.app_context():
+        upgrade(directory=str(MIGRATIONS))
+        with db.engine.connect() as connection:
+            differences = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+        assert differences == []
+        downgrade(directory=str(MIGRATIONS), revision="base")
+        upgrade(directory=str(MIGRATIONS))
+        db.session.remove()
+        db.engine.dispose()
