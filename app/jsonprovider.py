@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 import orjson
-from flask import current_app
+from flask import Response, current_app
 from flask.json.provider import JSONProvider
 
 from app.api.base import loads_strict
@@ -31,7 +31,7 @@ class OrjsonProvider(JSONProvider):
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
         return loads_strict(s, max_depth=current_app.config["MAX_JSON_DEPTH"])
 
-    def response(self, *args: Any, **kwargs: Any) -> Any:
+    def response(self, *args: Any, **kwargs: Any) -> Response:
         obj = self._prepare_response_obj(args, kwargs)
         body = orjson.dumps(obj, default=_default, option=orjson.OPT_NON_STR_KEYS)
-        return self._app.response_class(body, mimetype=self.mimetype)
+        return Response(body, mimetype=self.mimetype)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import flask_swagger_ui
-from flask import Blueprint, Flask, Response, current_app, send_from_directory
+from flask import Blueprint, Flask, Response, current_app, jsonify, send_from_directory
 from sqlalchemy import text
 
 from app.errors import problem
@@ -21,7 +21,7 @@ SWAGGER_UI_DIST = Path(flask_swagger_ui.__file__).resolve().parent / "dist"
 @web.get("/healthz")
 def healthz() -> Response:
     """The process is up."""
-    return current_app.json.response({"status": "ok"})
+    return jsonify(status="ok")
 
 
 @web.get("/readyz")
@@ -33,7 +33,7 @@ def readyz() -> Response:
         db.session.rollback()
         current_app.logger.warning("readiness check: database unreachable", exc_info=True)
         return problem(503, "Service unavailable", "The database is not reachable.")
-    return current_app.json.response({"status": "ready"})
+    return jsonify(status="ready")
 
 
 @web.get("/api/docs/assets/<path:filename>")
