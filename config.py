@@ -84,6 +84,9 @@ class Config:
     LOCKOUT_MAX_FAILURES = env_int("LOCKOUT_MAX_FAILURES", 5)
     LOCKOUT_MINUTES = env_int("LOCKOUT_MINUTES", 5)
     EMAIL_CODE_HOURS = env_int("EMAIL_CODE_HOURS", 24)
+    # Passwords (decisions: Identity): 8-128 characters, not common, not the email/user name.
+    PASSWORD_MIN_LENGTH = env_int("PASSWORD_MIN_LENGTH", 8)
+    PASSWORD_MAX_LENGTH = env_int("PASSWORD_MAX_LENGTH", 128)
 
     # Mail: console (logs), file (instance/outbox/*.eml) or smtp
     MAIL_BACKEND = env_str("MAIL_BACKEND", "console")
@@ -93,6 +96,8 @@ class Config:
     MAIL_SMTP_USER = env_str("MAIL_SMTP_USER", "")
     MAIL_SMTP_PASSWORD = env_str("MAIL_SMTP_PASSWORD", "")
     MAIL_SMTP_STARTTLS = env_bool("MAIL_SMTP_STARTTLS", False)
+    # The `file` backend writes one .eml per message here (default: instance/outbox).
+    MAIL_OUTBOX_DIR = Path(env_str("MAIL_OUTBOX_DIR", str(INSTANCE_DIR / "outbox")))
 
     # Rate limits (Flask-Limiter); memory by default, Redis when workers must share.
     RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
@@ -108,6 +113,9 @@ class Config:
     PUBLIC_LIST_CAP = env_int("PUBLIC_LIST_CAP", 500)
     NEARBY_RADIUS_KM = env_float("NEARBY_RADIUS_KM", 5.0)
     NEARBY_MAX_RADIUS_KM = env_float("NEARBY_MAX_RADIUS_KM", 500.0)
+    # Notes and categories: the content language of a note or category that names none
+    # (and whose category names none either).
+    DEFAULT_CONTENT_LANGUAGE = env_str("DEFAULT_CONTENT_LANGUAGE", "en")
 
     # Trackable codes (decisions: Placeholders, Trackable codes)
     TRACKABLE_PUBLIC_PREFIX = env_str("TRACKABLE_PUBLIC_PREFIX", "LN")
@@ -163,6 +171,11 @@ class Config:
     OUTBOUND_ALLOWED_PORTS = [int(p) for p in env_list("OUTBOUND_ALLOWED_PORTS", "80,443")]
     OUTBOUND_ALLOW_LOOPBACK = False  # tests only; never from the environment
     LINK_SUPPORT_URL = env_str("LINK_SUPPORT_URL", "/help/external-links")
+    OUTBOUND_MAX_URL_LENGTH = env_int("OUTBOUND_MAX_URL_LENGTH", 2048)  # external link URLs
+    OUTBOUND_CA_BUNDLE = env_str("OUTBOUND_CA_BUNDLE", "")  # empty: requests' certifi bundle
+    LINK_DESCRIPTION_MAX_LENGTH = env_int("LINK_DESCRIPTION_MAX_LENGTH", 200)  # page title cap
+    # Each verification makes outbound requests; per client IP, Flask-Limiter notation.
+    RATE_LIMIT_LINK_VERIFY = env_str("RATE_LIMIT_LINK_VERIFY", "30 per minute")
 
     # GPX
     GPX_MAX_BYTES = env_int("GPX_MAX_BYTES", 10 * 1024 * 1024)

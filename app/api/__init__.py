@@ -6,8 +6,9 @@ from flask import Flask
 
 
 def register_blueprints(app: Flask) -> None:
+    from app.api.links.routes import blp as links_blp
     from app.api.system.routes import blp as system_blp
     from app.extensions import api
 
-    for blueprint in (system_blp,):
+    for blueprint in (system_blp, links_blp):
         api.register_blueprint(blueprint)

@@ -1,0 +1,382 @@
+"""Outbound HTTP for external link checks, safe against server-side request forgery.
+
+Pure of Flask: callers pass `OutboundSettings`. What is refused, and why, is listed in
+docs/contract-notes.md (External links). In short:
+
+- only http and https, only the allowed ports, no user name or password in the URL;
+- every address a host name resolves to must be public (`blocked_reason`), and the
+  connection goes to that checked address: the URL handed to requests carries the IP
+  literal, while the Host header, TLS SNI and the certificate check use the name. No second
+  DNS lookup happens between check and connect, so DNS rebinding cannot move the request;
+- redirects are never followed automatically: each hop is parsed and checked again, at most
+  `max_redirects` of them;
+- one time budget covers the whole fetch, and the body is read only up to the end of the
+  page title (or `max_bytes`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import idna
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
+from requests.utils import requote_uri
+
+from app.integrations.addresses import IPAddress, blocked_reason
+from app.integrations.html_title import extract_title, parse_content_type
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+HTML_TYPES = frozenset({"", "text/html", "application/xhtml+xml"})
+CHUNK_BYTES = 16 * 1024
+MAX_ADDRESSES_TRIED = 3  # a name with many addresses: try a few, within the time budget
+# Stop reading once the title is complete; a head without a title will not get one later.
+HEAD_DONE = re.compile(rb"</title\s*>|</head\s*>", re.IGNORECASE)
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")  # spaces are percent-encoded
+NUMBER_LABEL = re.compile(r"0[xX][0-9a-fA-F]*|[0-9]+")
+HOST_LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?")
+
+
+# --- errors ------------------------------------------------------------------------------
+
+
+class OutboundError(Exception):
+    """A fetch that did not produce a page; `reason` is a sentence a user can read."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class BlockedDestination(OutboundError):
+    """Refused before connecting: scheme, port, user info or a non-public address."""
+
+
+class InvalidUrl(BlockedDestination):
+    """Not a web address this fetcher can parse."""
+
+
+class UpstreamHttpError(OutboundError):
+    """The destination answered with an HTTP error (4xx or 5xx)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"The linked page answered with HTTP status {status}.")
+        self.status = status
+
+
+class FetchFailed(OutboundError):
+    """Not resolvable, not reachable, too slow, a TLS failure or too many redirects."""
+
+
+# --- settings and targets ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutboundSettings:
+    timeout_seconds: float = 5.0  # budget for the whole fetch, redirects included
+    max_bytes: int = 512 * 1024
+    max_redirects: int = 5
+    allowed_ports: frozenset[int] = frozenset({80, 443})
+    allow_loopback: bool = False  # tests only: lets a local server stand in for the web
+    max_url_length: int = 2048
+    max_title_length: int = 200
+    ca_bundle: str | None = None  # None: the certifi bundle requests ships with
+    user_agent: str = "LocationNotesLinkCheck/1.0"
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> OutboundSettings:
+        return cls(
+            timeout_seconds=float(config["OUTBOUND_TIMEOUT_SECONDS"]),
+            max_bytes=int(config["OUTBOUND_MAX_BYTES"]),
+            max_redirects=int(config["OUTBOUND_MAX_REDIRECTS"]),
+            allowed_ports=frozenset(int(port) for port in config["OUTBOUND_ALLOWED_PORTS"]),
+            allow_loopback=bool(config.get("OUTBOUND_ALLOW_LOOPBACK", False)),
+            max_url_length=int(config.get("OUTBOUND_MAX_URL_LENGTH", cls.max_url_length)),
+            max_title_length=int(config.get("LINK_DESCRIPTION_MAX_LENGTH", cls.max_title_length)),
+            ca_bundle=config.get("OUTBOUND_CA_BUNDLE") or None,
+        )
+
+
+@dataclass(frozen=True)
+class Target:
+    """A checked, normalized http(s) URL, split the way the fetcher uses it."""
+
+    scheme: str
+    host: str  # lower-case ASCII (IDNA) name, or the canonical text of an IP address
+    port: int
+    path: str  # path and ?query, percent-encoded; never empty
+    address: IPAddress | None  # set when the URL names an IP address itself
+
+    @property
+    def netloc(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port == DEFAULT_PORTS[self.scheme] else f"{host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.netloc}{self.path}"
+
+
+@dataclass(frozen=True)
+class Page:
+    url: str  # where the page was found, after redirects
+    status: int
+    content_type: str  # media type, lower case, without parameters
+    title: str  # "" when the page has none in the bytes read
+    bytes_read: int
+    redirects: int
+
+
+def parse_target(url: str, settings: OutboundSettings) -> Target:
+    """Parse and normalize an absolute URL, refusing what the rules refuse (no DNS here)."""
+    if len(url) > settings.max_url_length:
+        raise InvalidUrl(f"The address is longer than {settings.max_url_length} characters.")
+    if CONTROL_CHARACTERS.search(url):
+        raise InvalidUrl("The address contains control characters.")
+    try:
+        parts = urlsplit(url)
+        explicit_port = parts.port
+    except ValueError as error:
+        raise InvalidUrl("The address is not a valid web address.") from error
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS:
+        raise BlockedDestination("Only http and https links are allowed.")
+    if "@" in parts.netloc:
+        raise BlockedDestination("Links must not contain a user name or password.")
+    host, address = _parse_host(parts.hostname or "")
+    port = DEFAULT_PORTS[scheme] if explicit_port is None else explicit_port
+    if port not in settings.allowed_ports:
+        raise BlockedDestination(f"Links to port {port} are not allowed.")
+    path = requote_uri(parts.path or "/")
+    if parts.query:
+        path = f"{path}?{requote_uri(parts.query)}"
+    target = Target(scheme, host, port, path, address)
+    if len(target.url) > settings.max_url_length:
+        raise InvalidUrl(f"The address is longer than {settings.max_url_length} characters.")
+    return target
+
+
+def _parse_host(host: str) -> tuple[str, IPAddress | None]:
+    if not host or "%" in host:
+        raise InvalidUrl("The address has no valid host name.")
+    if ":" in host:  # an IPv6 literal; urlsplit has removed the brackets
+        try:
+            v6 = ipaddress.IPv6Address(host)
+        except ValueError as error:
+            raise InvalidUrl("The address has no valid host name.") from error
+        return v6.compressed, v6
+    name = _ascii_host(host[:-1] if host.endswith(".") else host)
+    labels = name.split(".")
+    # As browsers do (WHATWG URL): a host ending in a number is an IPv4 address, in any
+    # spelling: 2130706433, 0x7f000001, 0177.0.0.1 and 127.1 all mean 127.0.0.1.
+    if NUMBER_LABEL.fullmatch(labels[-1]):
+        v4 = _parse_ipv4(labels)
+        return str(v4), v4
+    if len(name) > 253 or not all(HOST_LABEL.fullmatch(label) for label in labels):
+        raise InvalidUrl("The address has no valid host name.")
+    return name, None
+
+
+def _ascii_host(name: str) -> str:
+    if name.isascii():
+        return name.lower()
+    try:
+        return idna.encode(name, uts46=True).decode("ascii")
+    except (idna.IDNAError, UnicodeError) as error:
+        raise InvalidUrl("The address has no valid host name.") from error
+
+
+def _parse_ipv4(labels: list[str]) -> ipaddress.IPv4Address:
+    invalid = InvalidUrl("The address has no valid IPv4 address.")
+    if len(labels) > 4 or not all(NUMBER_LABEL.fullmatch(label) for label in labels):
+        raise invalid
+    numbers = []
+    for label in labels:
+        if label[:2].lower() == "0x":
+            digits, base = label[2:], 16
+        elif len(label) > 1 and label.startswith("0"):
+            digits, base = label[1:], 8
+        else:
+            digits, base = label, 10
+        try:
+            numbers.append(int(digits, base) if digits else 0)
+        except ValueError as error:  # 8 or 9 in an octal part
+            raise invalid from error
+    *leading, last = numbers
+    if any(number > 255 for number in leading) or last >= 256 ** (5 - len(numbers)):
+        raise invalid
+    value = last + sum(number << (8 * (3 - index)) for index, number in enumerate(leading))
+    return ipaddress.IPv4Address(value)
+
+
+# --- resolving and checking --------------------------------------------------------------
+
+
+def resolve_host(host: str, port: int) -> list[IPAddress]:
+    """Every address the system resolver gives for `host`, in its order (tests replace it)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    addresses: list[IPAddress] = []
+    for *_, sockaddr in infos:
+        address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
+        if address not in addresses:
+            addresses.append(address)
+    return addresses
+
+
+def checked_addresses(target: Target, settings: OutboundSettings) -> list[IPAddress]:
+    """Resolve once and check every address; the caller connects only to these."""
+    if target.address is not None:
+        addresses = [target.address]
+    else:
+        try:
+            addresses = resolve_host(target.host, target.port)
+        except (OSError, UnicodeError) as error:
+            raise FetchFailed(f"The host name {target.host} could not be resolved.") from error
+        if not addresses:
+            raise FetchFailed(f"The host name {target.host} could not be resolved.")
+    for address in addresses:
+        reason = blocked_reason(address, allow_loopback=settings.allow_loopback)
+        if reason:
+            raise BlockedDestination(
+                f"The link leads to an address that is not allowed ({reason})."
+            )
+    return addresses
+
+
+# --- fetching ----------------------------------------------------------------------------
+
+
+class PinnedHostAdapter(HTTPAdapter):
+    """Connects to the IP address in the URL but speaks TLS to the host name: SNI and the
+    certificate check use `server_hostname`, so pinning the address keeps HTTPS verified."""
+
+    def __init__(self, server_hostname: str | None) -> None:
+        self.server_hostname = server_hostname  # init_poolmanager (called below) reads it
+        super().__init__(max_retries=0)
+
+    def init_poolmanager(
+        self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
+    ) -> None:
+        if self.server_hostname:
+            # urllib3 drops these for plain-http pools.
+            pool_kwargs["server_hostname"] = self.server_hostname
+            pool_kwargs["assert_hostname"] = self.server_hostname
+        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+
+
+def fetch_page(url: str, settings: OutboundSettings) -> Page:
+    """GET `url`, following up to `max_redirects` checked redirects, and read its title."""
+    deadline = time.monotonic() + settings.timeout_seconds
+    target = parse_target(url, settings)
+    for hop in range(settings.max_redirects + 1):
+        with requests.Session() as session, _get(session, target, settings, deadline) as response:
+            status = response.status_code
+            if status in REDIRECT_STATUSES:
+                location = _header_text(response.headers.get("Location", "")).strip()
+                if not location:
+                    raise FetchFailed("The linked page redirects without saying where to.")
+                target = parse_target(urljoin(target.url, location), settings)
+                continue
+            if status >= 400:
+                raise UpstreamHttpError(status)
+            if not 200 <= status < 300:
+                raise FetchFailed(f"The linked page answered with HTTP status {status}.")
+            return _read_page(response, target, settings, deadline, hop)
+    raise FetchFailed(f"The linked page redirects more than {settings.max_redirects} times.")
+
+
+def _header_text(value: str) -> str:
+    """Headers arrive decoded as Latin-1; a server sending UTF-8 bytes meant UTF-8."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
+def _get(
+    session: requests.Session, target: Target, settings: OutboundSettings, deadline: float
+) -> requests.Response:
+    addresses = checked_addresses(target, settings)
+    session.trust_env = False  # no proxies, .netrc or CA overrides from the environment
+    adapter = PinnedHostAdapter(None if target.address else target.host)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    headers = {
+        "Host": target.netloc,
+        "User-Agent": settings.user_agent,
+        "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
+        "Accept-Encoding": "identity",  # the byte cap then counts what the server sends
+    }
+    for address in addresses[:MAX_ADDRESSES_TRIED]:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        host = f"[{address.compressed}]" if address.version == 6 else str(address)
+        pinned = f"{target.scheme}://{host}:{target.port}{target.path}"
+        try:
+            return session.get(
+                pinned,
+                headers=headers,
+                allow_redirects=False,
+                stream=True,
+                timeout=(remaining, remaining),
+                verify=settings.ca_bundle or True,
+            )
+        except requests.exceptions.SSLError as error:
+            raise FetchFailed("The linked site's TLS certificate could not be verified.") from error
+        except requests.exceptions.ReadTimeout as error:
+            raise FetchFailed("The linked page took too long to answer.") from error
+        except requests.exceptions.ConnectionError:
+            continue  # refused, unreachable or a connect timeout: try the next address
+        except requests.exceptions.RequestException as error:
+            raise FetchFailed("The linked page could not be fetched.") from error
+    if time.monotonic() >= deadline:
+        raise FetchFailed("The linked page took too long to answer.")
+    raise FetchFailed("The linked site could not be reached.")
+
+
+def _read_page(
+    response: requests.Response,
+    target: Target,
+    settings: OutboundSettings,
+    deadline: float,
+    redirects: int,
+) -> Page:
+    media_type, charset = parse_content_type(response.headers.get("Content-Type", ""))
+    head = _read_head(response, settings.max_bytes, deadline) if media_type in HTML_TYPES else b""
+    return Page(
+        url=target.url,
+        status=response.status_code,
+        content_type=media_type,
+        title=extract_title(head, charset, max_length=settings.max_title_length),
+        bytes_read=len(head),
+        redirects=redirects,
+    )
+
+
+def _read_head(response: requests.Response, limit: int, deadline: float) -> bytes:
+    """Read until the title is complete, `limit` bytes or the deadline; a page that stalls
+    or breaks off after a 2xx answer is still a working link, with what was read."""
+    buffer = bytearray()
+    try:
+        while len(buffer) < limit and time.monotonic() < deadline:
+            # read1 returns what has arrived instead of waiting for a full chunk, so a
+            # server dripping bytes cannot hold us past the deadline.
+            chunk = response.raw.read1(min(CHUNK_BYTES, limit - len(buffer)))
+            if not chunk:
+                break
+            buffer += chunk
+            if HEAD_DONE.search(buffer):
+                break
+    except (urllib3.exceptions.HTTPError, OSError):
+        pass
+    return bytes(buffer[:limit])
