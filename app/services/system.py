@@ -163,23 +163,8 @@ def coordinate_locality(
 
     lat, lon = _as_float(latitude), _as_float(longitude)
     if lat is None or lon is None or not geo.valid_coordinates(lat, lon):
-        return {**UNRESOLVED_COORDINATES, "failure_reason": "invalid-coordinates"}
+        return asdict(geo.unresolved("Coordinates", "invalid-coordinates"))
     return asdict(geo.reverse_geocoder(geo_settings(config, instance_path)).reverse(lat, lon))
-
-
-UNRESOLVED_COORDINATES: dict[str, Any] = {
-    "resolved": False,
-    "source_kind": "Coordinates",
-    "coordinate_source_provider": "",
-    "locality_source_provider": "",
-    "latitude": None,
-    "longitude": None,
-    "city": "",
-    "state_or_province": "",
-    "country": "",
-    "is_approximate": False,
-    "accuracy_radius_km": None,
-}
 
 
 def _as_float(value: Any) -> float | None:

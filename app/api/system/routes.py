@@ -52,7 +52,7 @@ def get_ip_location() -> dict:
         client_ip(),
         config=current_app.config,
         instance_path=current_app.instance_path,
-        development=current_app.config["ENV_NAME"] == "development",
+        development=current_app.config["ENV_NAME"] != "production",
     )
 
 
