@@ -82,8 +82,15 @@ def register_blueprints(app: Flask) -> None:
 
 def register_errors(app: Flask) -> None:
     from app.errors import register_errors as register
+    from app.extensions import db
 
     register(app)
+
+    @app.teardown_request
+    def discard_uncommitted(error: BaseException | None) -> None:
+        # A route commits once when it succeeds; whatever a failed request flushed is
+        # discarded here, even when the app context outlives the request (tests, CLI).
+        db.session.rollback()
 
 
 def register_cli(app: Flask) -> None:

@@ -122,7 +122,18 @@ def _load_token_user(payload: Mapping[str, Any]) -> User | None:
     return user
 
 
+REQUEST_CACHE = ("viewer", "token_checked", "token_user_key", "token_user")
+
+
 def register_jwt(app: Flask) -> None:
+    @app.before_request
+    def forget_previous_caller() -> None:
+        # The caller is cached on `g`, which lives as long as the app context. A request
+        # owns its context in production, but shares one that is already pushed (tests,
+        # scripts): start every request without the previous request's caller.
+        for name in REQUEST_CACHE:
+            g.pop(name, None)
+
     @jwt.token_in_blocklist_loader
     def token_revoked(header: dict[str, Any], payload: dict[str, Any]) -> bool:
         user = _load_token_user(payload)

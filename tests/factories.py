@@ -41,3 +41,24 @@ def make_user(
     db.session.add(user)
     db.session.commit()
     return user
+
+
+def login(
+    api: Any,
+    email: str | User,
+    password: str = DEFAULT_PASSWORD,
+    *,
+    expect: int = 200,
+    **body: Any,
+) -> dict[str, Any]:
+    """Sign in through POST /api/auth/login (bearer mode); returns the JSON body.
+
+    `email` may be a User. Extra keyword arguments go into the body (`twoFactorCode`...).
+    """
+    address = email.email if isinstance(email, User) else email
+    response = api.post(
+        "/api/auth/login?useCookies=false&useSessionCookies=false",
+        json={"email": address, "password": password, **body},
+    )
+    assert response.status_code == expect, response.get_data(as_text=True)
+    return response.get_json(force=True)

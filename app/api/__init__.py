@@ -6,9 +6,10 @@ from flask import Flask
 
 
 def register_blueprints(app: Flask) -> None:
+    from app.api.identity import blp as identity_blp
     from app.api.links.routes import blp as links_blp
     from app.api.system.routes import blp as system_blp
     from app.extensions import api
 
-    for blueprint in (system_blp, links_blp):
+    for blueprint in (system_blp, links_blp, identity_blp):
         api.register_blueprint(blueprint)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Boolean, String
+from sqlalchemy import BigInteger, Boolean, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, new_id, utcnow
@@ -29,6 +29,12 @@ class User(Base):
     # Privacy and map preferences saved on the account (GET /api/system/status).
     experience_mode: Mapped[str | None] = mapped_column(String(32), default=None)
     map_source: Mapped[str | None] = mapped_column(String(32), default=None)
+    # Two-factor sign-in (TOTP, RFC 6238). The shared key has to be readable to check codes,
+    # so it is stored as issued (base32); recovery codes are stored hashed (models.identity).
+    is_two_factor_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    two_factor_shared_key: Mapped[str | None] = mapped_column(String(64), default=None)
+    # The last TOTP time step accepted: a code of that step or an earlier one is a replay.
+    two_factor_last_step: Mapped[int | None] = mapped_column(BigInteger, default=None)
     created_utc: Mapped[datetime] = mapped_column(default=utcnow)
     updated_utc: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 

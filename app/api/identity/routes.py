@@ -1,0 +1,252 @@
+"""Identity routes (contract: Identity and account, Authentication): register, login,
+refresh, email confirmation and password reset under /api/auth. They mirror the well-known
+identity API (ASP.NET Core Identity's MapIdentityApi), so its clients find the shapes and
+strings they expect. manage/* and DELETE /api/account are in `manage`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from flask import Response, current_app, request
+
+from app.api.base import Blueprint, ProblemSchema
+from app.api.identity.schemas import (
+    AccessTokenSchema,
+    ConfirmEmailQuerySchema,
+    EmailSchema,
+    LoginQuerySchema,
+    LoginSchema,
+    RefreshSchema,
+    RegisterSchema,
+    ResetPasswordSchema,
+)
+from app.auth import issue_access_token
+from app.errors import PROBLEM_JSON, Unauthorized, ValidationFailed
+from app.extensions import db, limiter
+from app.mail import send
+from app.models.user import User
+from app.services import accounts, sign_in, tokens
+
+blp = Blueprint(
+    "identity", __name__, url_prefix="/api", description="Identity and account (bearer tokens)"
+)
+
+CONFIRMED_TEXT = "Thank you for confirming your email."
+COOKIES_NOT_OFFERED = (
+    "Cookie sign-in is not offered by this API; sign in with useCookies=false and "
+    "useSessionCookies=false and send the bearer access token."
+)
+REFRESH_REFUSED = "The refresh token is unknown, expired, revoked or already used."
+SIGN_IN_FAILURES = {
+    "Failed": "Wrong email or password, or a wrong two-factor code.",
+    "LockedOut": "Too many failures in a row: the email is locked for a few minutes.",
+    "RequiresTwoFactor": "Right password; send it again with twoFactorCode or a recovery code.",
+    "NotAllowed": "The email is not confirmed yet (REQUIRE_CONFIRMED_EMAIL).",
+}
+
+
+# --- rate limits: per client IP and per email of the JSON body -------------------------------
+
+
+def body_email() -> str:
+    data = request.get_json(silent=True)
+    value = data.get("email") if isinstance(data, dict) else None
+    return accounts.normalize_email(value) if isinstance(value, str) else ""
+
+
+def rate_limited(setting: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The limit named by `setting`, counted per client IP and, separately, per email."""
+
+    def limit() -> str:
+        return str(current_app.config[setting])
+
+    per_ip = limiter.limit(limit, scope=lambda endpoint: f"{endpoint}:ip")
+    per_email = limiter.limit(
+        limit,
+        key_func=lambda: "email:" + body_email(),
+        exempt_when=lambda: not body_email(),
+        scope=lambda endpoint: f"{endpoint}:email",
+    )
+
+    def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
+        return per_ip(per_email(func))
+
+    return decorator
+
+
+def empty_ok() -> Response:
+    """200 with an empty body, as the identity API answers register, forgot and reset."""
+    return Response(status=200)
+
+
+def token_response(user: User, refresh_token: str) -> dict[str, Any]:
+    expires = current_app.config["JWT_ACCESS_TOKEN_EXPIRES"]
+    seconds = int(expires.total_seconds()) if isinstance(expires, timedelta) else int(expires)
+    return {
+        "token_type": "Bearer",
+        "access_token": issue_access_token(user),
+        "expires_in": seconds,
+        "refresh_token": refresh_token,
+    }
+
+
+# --- routes -----------------------------------------------------------------------------
+
+
+@blp.route("/auth/register", methods=["POST"])
+@rate_limited("RATE_LIMIT_REGISTER")
+@blp.arguments(RegisterSchema)
+@blp.response(200, description="Registered; a confirmation mail was sent. Empty body.")
+def register(data: dict[str, Any]) -> Response:
+    """Register an account
+
+    Creates the account and reserves the public user name; no token is returned (sign in
+    next). Every rejection is 400 problem details whose `errors` names the field: `email`
+    (invalid or taken), `userName` (format, reserved or taken), `password` (8-128
+    characters, not a common password, not the email or user name).
+    """
+    mail = accounts.register(**data, config=current_app.config)
+    db.session.commit()
+    send(mail)
+    return empty_ok()
+
+
+@blp.route("/auth/login", methods=["POST"])
+@rate_limited("RATE_LIMIT_LOGIN")
+@blp.arguments(LoginQuerySchema, location="query")
+@blp.arguments(LoginSchema)
+@blp.response(200, AccessTokenSchema)
+@blp.alt_response(
+    401,
+    schema=ProblemSchema,
+    content_type=PROBLEM_JSON,
+    description="Sign-in failed; `detail` is exactly one of the four strings.",
+    examples={
+        detail: {
+            "summary": summary,
+            "value": {
+                "type": "about:blank",
+                "title": "Unauthorized",
+                "status": 401,
+                "detail": detail,
+            },
+        }
+        for detail, summary in SIGN_IN_FAILURES.items()
+    },
+)
+def login(query: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """Sign in and get a bearer access token and a refresh token
+
+    Send `useCookies=false&useSessionCookies=false` (cookie sign-in is not offered: 400).
+    When two-factor sign-in is on, add `twoFactorCode` (each code works once) or a
+    `twoFactorRecoveryCode`. Failures are 401 with `detail` `Failed`, `LockedOut` (5
+    failures in a row lock the email for 5 minutes, counted whether or not the account
+    exists), `RequiresTwoFactor` or `NotAllowed` (unconfirmed email, when required).
+    """
+    if query["use_cookies"] or query["use_session_cookies"]:
+        raise ValidationFailed({"useCookies": [COOKIES_NOT_OFFERED]}, detail=COOKIES_NOT_OFFERED)
+    result = sign_in.sign_in(**data, config=current_app.config)
+    db.session.commit()  # failure counters too
+    if result.user is None or result.refresh_token is None:
+        raise Unauthorized(result.failure or sign_in.FAILED)
+    return token_response(result.user, result.refresh_token)
+
+
+@blp.route("/auth/refresh", methods=["POST"])
+@blp.arguments(RefreshSchema)
+@blp.response(200, AccessTokenSchema)
+@blp.alt_response(
+    401,
+    schema=ProblemSchema,
+    content_type=PROBLEM_JSON,
+    description="The refresh token is unknown, expired, revoked or already used.",
+    example={
+        "type": "about:blank",
+        "title": "Unauthorized",
+        "status": 401,
+        "detail": REFRESH_REFUSED,
+    },
+)
+def refresh(data: dict[str, Any]) -> dict[str, Any]:
+    """Exchange a refresh token for new tokens
+
+    A refresh token works once. An unknown, expired, revoked or already used token is
+    401; presenting a used token again also revokes every token issued from the same
+    sign-in (someone else may hold a copy).
+    """
+    rotated = tokens.rotate_refresh_token(data["refresh_token"], config=current_app.config)
+    db.session.commit()  # a reuse revokes the family even though the answer is 401
+    if rotated is None:
+        raise Unauthorized(REFRESH_REFUSED)
+    return token_response(*rotated)
+
+
+@blp.route("/auth/confirmEmail", methods=["GET"])
+@blp.arguments(ConfirmEmailQuerySchema, location="query")
+@blp.response(
+    200,
+    content_type="text/plain",
+    description="Confirmed.",
+    example=CONFIRMED_TEXT,
+)
+def confirm_email(query: dict[str, Any]) -> Response:
+    """Confirm an email address with the mailed link
+
+    The link's `code` works once and expires after a day. With `changedEmail` it
+    confirms a change of address started in manage/info. An invalid, used or expired code
+    is 400 with `errors.code`.
+    """
+    accounts.confirm_email(**query, config=current_app.config)
+    db.session.commit()
+    return Response(CONFIRMED_TEXT, status=200, mimetype="text/plain")
+
+
+@blp.route("/auth/resendConfirmationEmail", methods=["POST"])
+@rate_limited("RATE_LIMIT_ACCOUNT_MAIL")
+@blp.arguments(EmailSchema)
+@blp.response(200, description="Always, whether or not the email exists. Empty body.")
+def resend_confirmation_email(data: dict[str, Any]) -> Response:
+    """Send the confirmation mail again
+
+    Always 200 with an empty body, in the same time, whether or not an unconfirmed account
+    has this email: the answer tells nobody who is registered.
+    """
+    mail = accounts.resend_confirmation(data["email"], config=current_app.config)
+    db.session.commit()
+    send(mail)
+    return empty_ok()
+
+
+@blp.route("/auth/forgotPassword", methods=["POST"])
+@rate_limited("RATE_LIMIT_ACCOUNT_MAIL")
+@blp.arguments(EmailSchema)
+@blp.response(200, description="Always, whether or not the email exists. Empty body.")
+def forgot_password(data: dict[str, Any]) -> Response:
+    """Mail a password reset code
+
+    Always 200 with an empty body, in the same time, whether or not an account has this
+    email. The code works once and expires after a day.
+    """
+    mail = accounts.forgot_password(data["email"], config=current_app.config)
+    db.session.commit()
+    send(mail)
+    return empty_ok()
+
+
+@blp.route("/auth/resetPassword", methods=["POST"])
+@rate_limited("RATE_LIMIT_ACCOUNT_MAIL")
+@blp.arguments(ResetPasswordSchema)
+@blp.response(200, description="Password changed; every session ended. Empty body.")
+def reset_password(data: dict[str, Any]) -> Response:
+    """Set a new password with the mailed reset code
+
+    A wrong, used or expired code, or an email that does not match it, is 400 with
+    `errors.resetCode`; a refused password is 400 with `errors.newPassword`. Success ends
+    every session of the account (access and refresh tokens).
+    """
+    accounts.reset_password(**data, config=current_app.config)
+    db.session.commit()
+    return empty_ok()

@@ -1,0 +1,177 @@
+"""Identity schemas: the shapes of the well-known identity API (MapIdentityApi) that existing
+clients expect, field for field, plus the saved preferences on manage/info."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from email_validator import EmailNotValidError, validate_email
+from marshmallow import ValidationError, fields, pre_load, validate
+
+from app.api.base import Guid, Schema
+from app.services.accounts import USER_NAME
+from app.services.system import EXPERIENCE_MODES, MAP_SOURCES
+
+EMAIL_MAX_LENGTH = 254  # RFC 5321 path limit; the users.email column's size
+
+
+class EmailAddress(fields.String):
+    """An email address checked for syntax (no DNS look-up), returned in normalized form."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("metadata", {"example": "ada@example.com"})
+        super().__init__(**kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs).strip()
+        if len(text) > EMAIL_MAX_LENGTH:
+            raise ValidationError(f"Email addresses are at most {EMAIL_MAX_LENGTH} characters.")
+        try:
+            return validate_email(text, check_deliverability=False).normalized
+        except EmailNotValidError as error:
+            raise ValidationError(f"Email '{text}' is invalid: {error}") from None
+
+
+class RegisterSchema(Schema):
+    email = EmailAddress(required=True)
+    user_name = fields.String(
+        required=True,
+        validate=validate.Regexp(
+            USER_NAME, error="User names are 3-32 lowercase letters, digits or underscores."
+        ),
+        metadata={"example": "ada_walks"},
+    )
+    password = fields.String(
+        required=True,
+        metadata={"example": "my-own-long-passphrase-7", "description": "8-128 characters."},
+    )
+
+
+class LoginQuerySchema(Schema):
+    use_cookies = fields.Boolean(
+        load_default=False,
+        metadata={"description": "Must be false: this API signs in with bearer tokens only."},
+    )
+    use_session_cookies = fields.Boolean(
+        load_default=False,
+        metadata={"description": "Must be false: no session cookies either (400 otherwise)."},
+    )
+
+
+class LoginSchema(Schema):
+    email = fields.String(required=True, metadata={"example": "ada@example.com"})
+    password = fields.String(required=True, metadata={"example": "my-own-long-passphrase-7"})
+    two_factor_code = fields.String(
+        allow_none=True,
+        metadata={"example": "123456", "description": "TOTP code when 2FA is on."},
+    )
+    two_factor_recovery_code = fields.String(
+        allow_none=True,
+        metadata={"example": "7K3M9-Q2T4X", "description": "Single-use; instead of a code."},
+    )
+
+
+class RefreshSchema(Schema):
+    refresh_token = fields.String(
+        required=True, metadata={"example": "CfDJ8N2x...single-use-opaque-token"}
+    )
+
+
+class AccessTokenSchema(Schema):
+    token_type = fields.String(metadata={"example": "Bearer"})
+    access_token = fields.String(metadata={"example": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9..."})
+    expires_in = fields.Integer(metadata={"example": 3600, "description": "Seconds."})
+    refresh_token = fields.String(metadata={"example": "CfDJ8N2x...single-use-opaque-token"})
+
+
+class ConfirmEmailQuerySchema(Schema):
+    user_id = Guid(required=True, metadata={"example": "3f2c8a5e-4b7d-4c1e-9a2f-5d6e7f8a9b0c"})
+    code = fields.String(required=True, metadata={"example": "eyJ1IjoiM2YyYzhh..."})
+    changed_email = EmailAddress(load_default=None, metadata={"example": "ada.new@example.com"})
+
+
+class EmailSchema(Schema):
+    email = fields.String(required=True, metadata={"example": "ada@example.com"})
+
+
+class ResetPasswordSchema(Schema):
+    email = fields.String(required=True, metadata={"example": "ada@example.com"})
+    reset_code = fields.String(required=True, metadata={"example": "eyJ1IjoiM2YyYzhh..."})
+    new_password = fields.String(required=True, metadata={"example": "another-long-passphrase-8"})
+
+
+class InfoSchema(Schema):
+    email = fields.String(metadata={"example": "ada@example.com"})
+    is_email_confirmed = fields.Boolean(metadata={"example": True})
+    experience_mode = fields.String(
+        allow_none=True,
+        metadata={"example": "latest_and_greatest", "description": "Saved preference."},
+    )
+    map_source = fields.String(
+        allow_none=True, metadata={"example": "hosted_maps", "description": "Saved preference."}
+    )
+
+
+class InfoUpdateSchema(Schema):
+    @pre_load
+    def blank_is_absent(self, data: Any, **kwargs: Any) -> Any:
+        """An empty string means "no change", as clients of this identity API send it."""
+        if isinstance(data, dict):
+            blanks = ("newEmail", "newPassword", "oldPassword")
+            return {key: value for key, value in data.items() if key not in blanks or value}
+        return data
+
+    new_email = EmailAddress(
+        allow_none=True,
+        metadata={"example": "ada.new@example.com", "description": "Confirmed by mail."},
+    )
+    new_password = fields.String(allow_none=True, metadata={"example": "another-long-passphrase-8"})
+    old_password = fields.String(
+        allow_none=True,
+        metadata={
+            "example": "my-own-long-passphrase-7",
+            "description": "The current password: needed for newPassword and newEmail.",
+        },
+    )
+    experience_mode = fields.String(
+        allow_none=True,
+        validate=validate.OneOf(EXPERIENCE_MODES),
+        metadata={"example": "no_3rd_parties", "description": "null clears the preference."},
+    )
+    map_source = fields.String(
+        allow_none=True,
+        validate=validate.OneOf(MAP_SOURCES),
+        metadata={"example": "openstreetmap", "description": "null clears the preference."},
+    )
+
+
+class TwoFactorSchema(Schema):
+    enable = fields.Boolean(allow_none=True, metadata={"example": True})
+    two_factor_code = fields.String(allow_none=True, metadata={"example": "123456"})
+    reset_shared_key = fields.Boolean(load_default=False, metadata={"example": False})
+    reset_recovery_codes = fields.Boolean(load_default=False, metadata={"example": False})
+    forget_machine = fields.Boolean(load_default=False, metadata={"example": False})
+
+
+class TwoFactorStatusSchema(Schema):
+    shared_key = fields.String(metadata={"example": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"})
+    recovery_codes_left = fields.Integer(metadata={"example": 10})
+    recovery_codes = fields.List(
+        fields.String(),
+        allow_none=True,
+        metadata={
+            "example": ["7K3M9-Q2T4X", "B8N2P-4RX7Z"],
+            "description": "Only when new codes were generated by this request; else null.",
+        },
+    )
+    is_two_factor_enabled = fields.Boolean(metadata={"example": True})
+    is_machine_remembered = fields.Boolean(
+        metadata={"example": False, "description": "Always false: bearer clients."}
+    )
+
+
+class AccountDeletionSchema(Schema):
+    deleted_account = fields.Boolean(metadata={"example": True})
+    notes_deleted = fields.Integer(metadata={"example": 12})
+    categories_deleted = fields.Integer(metadata={"example": 3})
+    linked_providers_deleted = fields.Integer(metadata={"example": 0})

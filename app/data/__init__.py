@@ -1,0 +1,1 @@
+"""Data files shipped with the application (package data)."""

@@ -1,0 +1,101 @@
+"""Outgoing mail through the configured backend (decisions: Identity).
+
+`MAIL_BACKEND`: `console` (default: logs the message), `file` (one `.eml` per message in
+`MAIL_OUTBOX_DIR`), `smtp` (delivered by a background thread, so that a request's answer
+time does not tell whether a message was sent), and `memory` for tests (a list at
+`app.extensions["mail_outbox"]`).
+"""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+import threading
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, current_app
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("console", "file", "smtp", "memory")
+
+
+@dataclass(frozen=True)
+class Mail:
+    """A plain-text message to one recipient."""
+
+    to: str
+    subject: str
+    text: str
+
+
+def build_message(mail: Mail, sender: str) -> EmailMessage:
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = mail.to
+    message["Subject"] = mail.subject
+    message["Date"] = datetime.now(UTC).strftime("%a, %d %b %Y %H:%M:%S +0000")
+    message["Message-ID"] = f"<{uuid.uuid4().hex}@location-notes>"
+    message.set_content(mail.text)
+    return message
+
+
+def outbox(app: Flask) -> list[Mail]:
+    """The memory backend's messages (tests read them here)."""
+    return app.extensions.setdefault("mail_outbox", [])
+
+
+def send(mail: Mail | None) -> threading.Thread | None:
+    """Send through the configured backend; `None` sends nothing. Returns the delivery
+    thread of the smtp backend (tests join it)."""
+    if mail is None:
+        return None
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    config = app.config
+    backend = config["MAIL_BACKEND"]
+    if backend == "memory":
+        outbox(app).append(mail)
+        return None
+    message = build_message(mail, config["MAIL_FROM"])
+    if backend == "file":
+        write_eml(message, Path(config["MAIL_OUTBOX_DIR"]))
+        return None
+    if backend == "smtp":
+        thread = threading.Thread(
+            target=deliver_smtp, args=(message, dict(config)), name="mail-smtp", daemon=True
+        )
+        thread.start()
+        return thread
+    if backend != "console":
+        log.warning("unknown MAIL_BACKEND %r, logging the message instead", backend)
+    log.info("mail to %s: %s\n%s", mail.to, mail.subject, mail.text)
+    return None
+
+
+def write_eml(message: EmailMessage, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    path = folder / f"{stamp}-{uuid.uuid4().hex[:8]}.eml"
+    path.write_bytes(message.as_bytes())
+    return path
+
+
+def deliver_smtp(message: EmailMessage, config: Mapping[str, Any]) -> None:
+    """Deliver one message; failures are logged (the request has already been answered)."""
+    try:
+        with smtplib.SMTP(
+            config["MAIL_SMTP_HOST"], int(config["MAIL_SMTP_PORT"]), timeout=30
+        ) as smtp:
+            if config["MAIL_SMTP_STARTTLS"]:
+                smtp.starttls()
+            if config["MAIL_SMTP_USER"]:
+                smtp.login(config["MAIL_SMTP_USER"], config["MAIL_SMTP_PASSWORD"])
+            smtp.send_message(message)
+    except (OSError, smtplib.SMTPException):
+        log.exception("could not deliver mail to %s", message["To"])
