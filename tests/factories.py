@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import itertools
+from datetime import datetime
 from typing import Any
 
 from app.extensions import db
+from app.models.category import Category
+from app.models.enums import NoteVisibility
+from app.models.note import Note, NoteComment
+from app.models.trackable import Trackable, TrackableUnlock
 from app.models.user import User
 from app.services.passwords import hash_password
 
@@ -62,3 +67,115 @@ def login(
     )
     assert response.status_code == expect, response.get_data(as_text=True)
     return response.get_json(force=True)
+
+
+# --- notes, categories, trackables (notes area) ------------------------------------------
+
+
+def make_category(
+    owner: User | None = None,
+    *,
+    team_id: Any = None,
+    name: str | None = None,
+    content_language: str = "en",
+    parent: Category | None = None,
+    **fields: Any,
+) -> Category:
+    """A personal category of `owner` (made when omitted), or a team's with `team_id`."""
+    if owner is None and team_id is None:
+        owner = make_user()
+    category = Category(
+        owner_user_id=owner.id if owner is not None and team_id is None else None,
+        team_id=team_id,
+        name=name or f"Category {next(_sequence)}",
+        content_language=parent.content_language if parent else content_language,
+        parent_category_id=parent.id if parent else None,
+        **fields,
+    )
+    db.session.add(category)
+    db.session.commit()
+    return category
+
+
+def make_note(
+    owner: User | None = None,
+    *,
+    category: Category | None = None,
+    title: str | None = None,
+    visibility: NoteVisibility = NoteVisibility.PRIVATE,
+    latitude: float | None = None,
+    longitude: float | None = None,
+    team_id: Any = None,
+    last_activity_utc: datetime | None = None,
+    **fields: Any,
+) -> Note:
+    """A note (private unless told); its category is made in the owner's (or team's) tree."""
+    from app.services.notes import refresh_discoverability
+
+    owner = owner or make_user()
+    if category is None:
+        category = make_category(
+            owner, team_id=team_id, content_language=fields.get("content_language", "en")
+        )
+    note = Note(
+        owner_user_id=owner.id,
+        team_id=team_id,
+        category_id=category.id,
+        title=title or f"Note {next(_sequence)}",
+        content_language=fields.pop("content_language", category.content_language),
+        visibility=visibility,
+        latitude=latitude,
+        longitude=longitude,
+        **fields,
+    )
+    if last_activity_utc is not None:
+        note.last_activity_utc = last_activity_utc
+    refresh_discoverability(note)
+    db.session.add(note)
+    db.session.commit()
+    return note
+
+
+def make_trackable(
+    owner: User | None = None, *, public_code: str | None = None, **fields: Any
+) -> Trackable:
+    """An activated trackable of `owner` (unactivated when owner is None)."""
+    number = next(_sequence)
+    trackable = Trackable(
+        owner_user_id=owner.id if owner else None,
+        public_code=public_code or f"LN-T{number:05d}",
+        name=fields.pop("name", f"Trackable {number}"),
+        **fields,
+    )
+    db.session.add(trackable)
+    db.session.commit()
+    return trackable
+
+
+def attach_trackable(note: Note, trackable: Trackable | None = None) -> Trackable:
+    """Attach (a new) trackable to the note through the service, as attaching does."""
+    from app.services.notes import attach_trackable as attach
+
+    trackable = trackable or make_trackable(db.session.get(User, note.owner_user_id))
+    attach(note, trackable)
+    db.session.commit()
+    return trackable
+
+
+def unlock_trackable(user: User, trackable: Trackable) -> TrackableUnlock:
+    """Record that a signed-in user unlocked the trackable (stored on the account)."""
+    unlock = TrackableUnlock(user_id=user.id, trackable_id=trackable.id)
+    db.session.add(unlock)
+    db.session.commit()
+    return unlock
+
+
+def make_comment(
+    note: Note, author: User | None = None, body: str = "Nice spot", **fields: Any
+) -> NoteComment:
+    comment = NoteComment(
+        note_id=note.id, author_user_id=(author or make_user()).id, body=body, **fields
+    )
+    db.session.add(comment)
+    db.session.commit()
+    return comment

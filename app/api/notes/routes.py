@@ -1,0 +1,257 @@
+"""Note routes: personal notes, public discovery, public note pages and comments,
+and a profile's notes nearby (contract: Personal notes and GPX; Public note discovery;
+Public note pages). The GPX routes live with the GPX area."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+from uuid import UUID
+
+import orjson
+from flask import Response, current_app
+
+from app.api.base import Blueprint
+from app.api.notes.schemas import (
+    BoundsQuerySchema,
+    CommentCreateSchema,
+    CommentSchema,
+    NearbyQuerySchema,
+    NoteCreateSchema,
+    NoteMoveSchema,
+    NoteSchema,
+    NoteTrackableSchema,
+    PersonalNotesQuerySchema,
+    ProfileNearbyQuerySchema,
+    area_from,
+    dump_note_rows,
+)
+from app.auth import Viewer, current_viewer
+from app.errors import Unauthorized
+from app.extensions import db
+from app.models.category import OwnerScope
+from app.services import discovery, notes
+from app.services.discovery import Bounds, Circle, NoteList
+
+blp = Blueprint("notes", __name__, url_prefix="/api", description="Notes")
+
+TRUNCATED = {"X-Result-Truncated": "true"}
+CAPPED_LIST_HEADERS = {
+    "X-Result-Truncated": {
+        "description": "`true` when more records matched than the cap returned.",
+        "schema": {"type": "string", "enum": ["true"]},
+    }
+}
+
+
+def _mine(viewer: Viewer) -> OwnerScope:
+    """The caller's personal scope (routes using it require a bearer token)."""
+    if viewer.user_id is None:
+        raise Unauthorized()
+    return OwnerScope.personal(viewer.user_id)
+
+
+def _note_list(found: NoteList) -> Response:
+    """The list, written without per-row marshmallow work (see dump_note_rows)."""
+    return current_app.response_class(
+        orjson.dumps(dump_note_rows(found.rows)),
+        mimetype="application/json",
+        headers=TRUNCATED if found.truncated else None,
+    )
+
+
+def _capped(items: list, truncated: bool) -> Any:
+    return (items, 200, TRUNCATED) if truncated else items
+
+
+def _config(name: str) -> Any:
+    return current_app.config[name]
+
+
+# --- personal notes ----------------------------------------------------------------------
+
+
+@blp.route("/notes/mine", methods=["GET"])
+@blp.auth()
+@blp.arguments(PersonalNotesQuerySchema, location="query")
+@blp.response(200, NoteSchema(many=True))
+def list_my_notes(query: dict) -> Response:
+    """List my notes
+
+    The caller's personal notes (not deleted), most recent activity first; optionally one
+    `contentLanguage` and a map window (all four bounds; notes without coordinates are
+    then left out). Not capped.
+    """
+    viewer = current_viewer()
+    found = notes.list_notes(
+        viewer,
+        _mine(viewer),
+        content_language=query.get("content_language"),
+        area=area_from(query, _config("NEARBY_RADIUS_KM")),
+    )
+    return _note_list(found)
+
+
+@blp.route("/notes/mine", methods=["POST"])
+@blp.auth()
+@blp.arguments(NoteCreateSchema)
+@blp.response(201, NoteSchema)
+def create_my_note(data: dict) -> Any:
+    """Create a note
+
+    Without `categoryId` the note goes to the "Notes" root of its content language (made
+    on demand). `externalLinkUrl` is verified server-side (400 when it fails).
+    """
+    viewer = current_viewer()
+    note = notes.create_note(
+        viewer, _mine(viewer), default_language=_config("DEFAULT_CONTENT_LANGUAGE"), **data
+    )
+    db.session.commit()
+    return note
+
+
+@blp.route("/notes/mine/<uuid:note_id>/move", methods=["POST"])
+@blp.auth()
+@blp.arguments(NoteMoveSchema)
+@blp.response(200, NoteSchema)
+def move_my_note(data: dict, note_id: UUID) -> Any:
+    """Edit or move a note
+
+    Takes the fields of the create body; the fields present are applied, the others
+    stay. A new `contentLanguage` needs a `categoryId` in that language.
+    """
+    viewer = current_viewer()
+    note = notes.move_note(viewer, _mine(viewer), note_id, data)
+    db.session.commit()
+    return note
+
+
+@blp.route("/notes/mine/<uuid:note_id>", methods=["DELETE"])
+@blp.auth()
+@blp.response(204)
+def delete_my_note(note_id: UUID) -> None:
+    """Delete a note
+
+    The note becomes a tombstone that sync reports with `isDeleted`; no read returns it.
+    """
+    viewer = current_viewer()
+    notes.delete_note(viewer, _mine(viewer), note_id)
+    db.session.commit()
+
+
+# --- public discovery --------------------------------------------------------------------
+
+
+@blp.route("/notes/public/bounds", methods=["GET"])
+@blp.arguments(BoundsQuerySchema, location="query")
+@blp.response(200, NoteSchema(many=True), headers=CAPPED_LIST_HEADERS)
+def list_public_notes_in_bounds(query: dict) -> Response:
+    """List public notes in a map window
+
+    Public notes (and gated notes with no trackable yet), most recent activity first, at
+    most the cap (500); `X-Result-Truncated: true` when cut. minLongitude > maxLongitude
+    is a window across the antimeridian.
+    """
+    bounds = cast(Bounds, area_from(query, _config("NEARBY_RADIUS_KM")))  # bounds required
+    found = discovery.public_notes(
+        bounds, content_language=query.get("content_language"), cap=_config("PUBLIC_LIST_CAP")
+    )
+    return _note_list(found)
+
+
+@blp.route("/notes/public/nearby", methods=["GET"])
+@blp.arguments(NearbyQuerySchema, location="query")
+@blp.response(200, NoteSchema(many=True), headers=CAPPED_LIST_HEADERS)
+def list_public_notes_nearby(query: dict) -> Response:
+    """List public notes near a point
+
+    Within `radiusKm` (default 5) by great-circle distance, most recent activity first, at
+    most the cap; `X-Result-Truncated: true` when cut.
+    """
+    circle = cast(Circle, area_from(query, _config("NEARBY_RADIUS_KM")))  # a point required
+    found = discovery.public_notes(
+        circle, content_language=query.get("content_language"), cap=_config("PUBLIC_LIST_CAP")
+    )
+    return _note_list(found)
+
+
+@blp.route("/public/profiles/<string:user_name>/notes/nearby", methods=["GET"])
+@blp.auth(optional=True)
+@blp.arguments(ProfileNearbyQuerySchema, location="query")
+@blp.response(200, NoteSchema(many=True), headers=CAPPED_LIST_HEADERS)
+def list_profile_notes_nearby(query: dict, user_name: str) -> Response:
+    """List a profile's notes near a point or in a window
+
+    The user's personal notes this caller may open (their own caller sees them all), by
+    `latitude`+`longitude` (+`radiusKm`) or the four bounds, most recent activity first,
+    capped. `contentLanguage` filters unless `includeAllLanguages` is true.
+    """
+    viewer = current_viewer()
+    area = cast(Bounds | Circle, area_from(query, _config("NEARBY_RADIUS_KM")))
+    found = discovery.profile_notes(
+        viewer,
+        user_name,
+        area,
+        content_language=query.get("content_language"),
+        include_all_languages=query["include_all_languages"],
+        cap=_config("PUBLIC_LIST_CAP"),
+    )
+    return _note_list(found)
+
+
+# --- public note pages -------------------------------------------------------------------
+
+
+@blp.route("/public/notes/<uuid:note_id>", methods=["GET"])
+@blp.auth(optional=True)
+@blp.response(200, NoteSchema)
+def get_public_note(note_id: UUID) -> Any:
+    """Get a note page
+
+    404 for a caller who may not open the note (private, gated after its first trackable
+    without an unlocked one, deleted), as for a missing note.
+    """
+    return notes.get_note(current_viewer(), note_id)
+
+
+@blp.route("/public/notes/<uuid:note_id>/comments", methods=["GET"])
+@blp.auth(optional=True)
+@blp.response(200, CommentSchema(many=True), headers=CAPPED_LIST_HEADERS)
+def list_note_comments(note_id: UUID) -> Any:
+    """List a note's comments
+
+    Newest first, at most the cap; 404 when the caller may not open the note.
+    """
+    items, truncated = notes.list_comments(
+        current_viewer(), note_id, cap=_config("PUBLIC_LIST_CAP")
+    )
+    return _capped(items, truncated)
+
+
+@blp.route("/public/notes/<uuid:note_id>/comments", methods=["POST"])
+@blp.auth()
+@blp.arguments(CommentCreateSchema)
+@blp.response(201, CommentSchema)
+def create_note_comment(data: dict, note_id: UUID) -> Any:
+    """Comment on a note
+
+    The note's `commentPolicy` decides: `LoggedInUsers` (any signed-in caller who can open
+    it) or `TeamMembers` (its owner and team members; others get 403).
+    """
+    comment = notes.add_comment(current_viewer(), note_id, body=data["body"])
+    db.session.commit()
+    return comment
+
+
+@blp.route("/public/notes/<uuid:note_id>/trackables", methods=["GET"])
+@blp.auth(optional=True)
+@blp.response(200, NoteTrackableSchema(many=True), headers=CAPPED_LIST_HEADERS)
+def list_note_trackables(note_id: UUID) -> Any:
+    """List a note's trackables
+
+    The trackables attached to the note, most recently attached first; 404 when the
+    caller may not open the note.
+    """
+    items, truncated = notes.list_note_trackables(
+        current_viewer(), note_id, cap=_config("PUBLIC_LIST_CAP")
+    )
+    return _capped(items, truncated)

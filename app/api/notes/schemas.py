@@ -1,0 +1,283 @@
+"""Schemas of the note routes (contract: Note; Personal notes; Public note discovery;
+Public note pages). Field limits are documented here through the validators."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app
+from marshmallow import ValidationError, fields, validate, validates, validates_schema
+
+from app.api.base import LANGUAGE_TAG, Guid, LanguageTag, Schema, UtcDateTime, camelcase
+from app.auth import current_viewer
+from app.models.category import LANGUAGE_TAG_MAX_LENGTH
+from app.models.enums import CommentPolicy, NoteVisibility
+from app.models.note import (
+    BODY_MAX_LENGTH,
+    CLIENT_MUTATION_ID_MAX_LENGTH,
+    COMMENT_BODY_MAX_LENGTH,
+    LINK_DESCRIPTION_MAX_LENGTH,
+    LINK_URL_MAX_LENGTH,
+    TITLE_MAX_LENGTH,
+)
+from app.policies import notes as note_policy
+from app.services.discovery import NOTE_RECORD_FIELDS, Bounds, Circle
+
+NOT_BLANK = validate.Regexp(r"\S", error="Must not be blank.")
+
+
+def language_field(**kwargs: Any) -> LanguageTag:
+    """A content language: a BCP 47-style tag of at most 35 characters."""
+    return LanguageTag(
+        validate=[
+            validate.Regexp(LANGUAGE_TAG, error="Not a language tag (e.g. en-US)."),
+            validate.Length(max=LANGUAGE_TAG_MAX_LENGTH),
+        ],
+        **kwargs,
+    )
+
+
+def latitude_field(**kwargs: Any) -> fields.Float:
+    return fields.Float(validate=validate.Range(-90, 90), **kwargs)
+
+
+def longitude_field(**kwargs: Any) -> fields.Float:
+    return fields.Float(validate=validate.Range(-180, 180), **kwargs)
+
+
+# --- note records ------------------------------------------------------------------------
+
+
+class NoteSchema(Schema):
+    """A note record. Lists are written by `dump_note_rows`, which must match this (same
+    fields, in services.discovery.NOTE_RECORD_FIELDS' order)."""
+
+    note_id = Guid(attribute="id")
+    owner_user_id = Guid()
+    owner_user_name = fields.String(metadata={"description": "The owner's public user name."})
+    category_id = Guid()
+    title = fields.String()
+    body = fields.String()
+    content_language = fields.String(metadata={"example": "en-US"})
+    latitude = fields.Float(allow_none=True)
+    longitude = fields.Float(allow_none=True)
+    visibility = fields.Enum(NoteVisibility, by_value=True)
+    comment_policy = fields.Enum(CommentPolicy, by_value=True)
+    external_link_url = fields.String(allow_none=True)
+    external_link_description = fields.String()
+    is_deleted = fields.Boolean()
+    updated_utc = UtcDateTime(metadata={"description": "When the note's fields were saved."})
+    last_activity_utc = UtcDateTime(
+        metadata={"description": "Most recent activity: edits, comments, attachments."}
+    )
+    client_mutation_id = fields.Method(
+        "_client_mutation_id",
+        metadata={
+            "type": ["string", "null"],
+            "description": "The owner's client tag; null for viewers outside the workspace.",
+        },
+    )
+    team_id = Guid(allow_none=True)
+
+    def _client_mutation_id(self, note: Any) -> str | None:
+        shown = note_policy.in_workspace(current_viewer(), note.owner_user_id, note.team_id)
+        return note.client_mutation_id if shown else None
+
+
+NOTE_WIRE_KEYS = tuple(camelcase(name) for name in NOTE_RECORD_FIELDS)
+
+
+def dump_note_rows(rows: list[Any]) -> list[dict[str, Any]]:
+    """NoteSchema(many=True) for rows of services.discovery.note_rows, which are already in
+    wire form: a 500-row list must not spend its time in per-field marshmallow calls.
+    (A test keeps this and NoteSchema identical.)"""
+    return [dict(zip(NOTE_WIRE_KEYS, row, strict=True)) for row in rows]
+
+
+# --- note bodies -------------------------------------------------------------------------
+
+
+class NoteMoveSchema(Schema):
+    """Fields of the note create body; on move, the fields present are applied."""
+
+    category_id = Guid(
+        metadata={
+            "description": "A category of the same tree and language. On create it may be "
+            'omitted: the note goes to the language\'s "Notes" root, made on demand.'
+        }
+    )
+    title = fields.String(validate=[validate.Length(max=TITLE_MAX_LENGTH), NOT_BLANK])
+    body = fields.String(validate=validate.Length(max=BODY_MAX_LENGTH))
+    content_language = language_field(
+        metadata={
+            "description": "Defaults to the category's language, else the service default.",
+            "example": "en-US",
+        }
+    )
+    latitude = latitude_field(allow_none=True, metadata={"description": "null: not on the map"})
+    longitude = longitude_field(allow_none=True, metadata={"description": "With latitude."})
+    visibility = fields.Enum(NoteVisibility, by_value=True, metadata={"default": "Private"})
+    comment_policy = fields.Enum(
+        CommentPolicy, by_value=True, metadata={"default": "LoggedInUsers"}
+    )
+    external_link_url = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=LINK_URL_MAX_LENGTH),
+        metadata={"description": "http(s) URL, verified server-side; empty or null removes."},
+    )
+    external_link_description = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=LINK_DESCRIPTION_MAX_LENGTH),
+        metadata={"description": "Empty: the destination page's title is used."},
+    )
+    client_mutation_id = fields.String(
+        allow_none=True, validate=validate.Length(max=CLIENT_MUTATION_ID_MAX_LENGTH)
+    )
+
+
+class NoteCreateSchema(NoteMoveSchema):
+    title = fields.String(
+        required=True, validate=[validate.Length(max=TITLE_MAX_LENGTH), NOT_BLANK]
+    )
+
+
+# --- queries -----------------------------------------------------------------------------
+
+BOUND_NAMES = ("min_latitude", "min_longitude", "max_latitude", "max_longitude")
+
+
+def _check_latitudes(data: dict[str, Any]) -> None:
+    low, high = data.get("min_latitude"), data.get("max_latitude")
+    if low is not None and high is not None and low > high:
+        raise ValidationError({"minLatitude": ["Must not be greater than maxLatitude."]})
+
+
+class BoundsQuerySchema(Schema):
+    """A map window. minLongitude > maxLongitude crosses the antimeridian."""
+
+    min_latitude = latitude_field(required=True)
+    min_longitude = longitude_field(required=True)
+    max_latitude = latitude_field(required=True)
+    max_longitude = longitude_field(required=True)
+    content_language = language_field()
+
+    @validates_schema
+    def check_latitudes(self, data: dict[str, Any], **kwargs: Any) -> None:
+        _check_latitudes(data)
+
+
+class RadiusMixin(Schema):
+    radius_km = fields.Float(
+        metadata={"description": "Great-circle radius; default 5 (setting NEARBY_RADIUS_KM)."}
+    )
+
+    @validates("radius_km")
+    def check_radius(self, value: float, **kwargs: Any) -> None:
+        limit = current_app.config["NEARBY_MAX_RADIUS_KM"]
+        if not 0 < value <= limit:
+            raise ValidationError(f"Must be greater than 0 and at most {limit:g}.")
+
+
+class NearbyQuerySchema(RadiusMixin):
+    latitude = latitude_field(required=True)
+    longitude = longitude_field(required=True)
+    content_language = language_field()
+
+
+class ProfileNearbyQuerySchema(RadiusMixin):
+    """`latitude` + `longitude` (with `radiusKm`), or the four bounds."""
+
+    latitude = latitude_field()
+    longitude = longitude_field()
+    min_latitude = latitude_field()
+    min_longitude = longitude_field()
+    max_latitude = latitude_field()
+    max_longitude = longitude_field()
+    content_language = language_field()
+    include_all_languages = fields.Boolean(
+        load_default=False,
+        metadata={"description": "True ignores contentLanguage (multilingual clients)."},
+    )
+
+    @validates_schema
+    def check_area(self, data: dict[str, Any], **kwargs: Any) -> None:
+        point = [name for name in ("latitude", "longitude") if name in data]
+        bounds = [name for name in BOUND_NAMES if name in data]
+        if point and bounds:
+            raise ValidationError({"latitude": ["Give a point or the four bounds, not both."]})
+        wanted = ("latitude", "longitude") if point or not bounds else BOUND_NAMES
+        missing = {
+            camelcase(name): ["Missing data for required field."]
+            for name in wanted
+            if name not in data
+        }
+        if missing:
+            raise ValidationError(missing)
+        _check_latitudes(data)
+
+
+class PersonalNotesQuerySchema(Schema):
+    """Optional language and window (all four bounds, or none)."""
+
+    content_language = language_field()
+    min_latitude = latitude_field()
+    min_longitude = longitude_field()
+    max_latitude = latitude_field()
+    max_longitude = longitude_field()
+
+    @validates_schema
+    def check_bounds(self, data: dict[str, Any], **kwargs: Any) -> None:
+        given = [name for name in BOUND_NAMES if name in data]
+        if given and len(given) < len(BOUND_NAMES):
+            raise ValidationError(
+                {
+                    camelcase(name): ["Give all four bounds, or none."]
+                    for name in BOUND_NAMES
+                    if name not in data
+                }
+            )
+        _check_latitudes(data)
+
+
+def area_from(query: dict[str, Any], default_radius_km: float) -> Bounds | Circle | None:
+    """The window or circle a validated query names, or None."""
+    if "latitude" in query:
+        radius = query.get("radius_km", default_radius_km)
+        return Circle(query["latitude"], query["longitude"], radius)
+    if "min_latitude" in query:
+        return Bounds(*(query[name] for name in BOUND_NAMES))
+    return None
+
+
+# --- note pages --------------------------------------------------------------------------
+
+
+class CommentSchema(Schema):
+    """A note comment record."""
+
+    comment_id = Guid(attribute="id")
+    note_id = Guid()
+    author_user_name = fields.String(attribute="author.user_name")
+    author_display_text = fields.String(
+        attribute="author.display_text",
+        metadata={"description": "The author's display name, else the user name."},
+    )
+    body = fields.String()
+    created_utc = UtcDateTime()
+    updated_utc = UtcDateTime()
+
+
+class CommentCreateSchema(Schema):
+    body = fields.String(
+        required=True, validate=[validate.Length(max=COMMENT_BODY_MAX_LENGTH), NOT_BLANK]
+    )
+
+
+class NoteTrackableSchema(Schema):
+    """The public fields of a trackable attached to a note."""
+
+    trackable_id = Guid(attribute="id")
+    public_code = fields.String(metadata={"example": "LN-4K7Q2M"})
+    name = fields.String()
+    last_activity_utc = UtcDateTime()
+    attached_utc = UtcDateTime()

@@ -1,0 +1,133 @@
+"""Notes and their comments (contract: Note).
+
+`is_publicly_discoverable` is a stored copy of "anonymous discovery may list this note"
+(not deleted, and `Public`, or gated while no trackable is attached). Services keep it up
+to date (services.notes.refresh_discoverability) whenever visibility, deletion or the
+trackable associations change, so public bounds/nearby reads are one indexed filter.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Boolean, Float, ForeignKey, Index, String, Text, text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.models.base import GUID, Base, new_id, utcnow
+from app.models.category import LANGUAGE_TAG_MAX_LENGTH
+from app.models.enums import CommentPolicy, NoteVisibility, stored_enum
+from app.models.user import User
+
+if TYPE_CHECKING:
+    from app.models.trackable import Trackable
+
+# Field limits (the contract leaves them open; docs/contract-notes.md lists them).
+TITLE_MAX_LENGTH = 200
+BODY_MAX_LENGTH = 20_000
+LINK_URL_MAX_LENGTH = 2048
+LINK_DESCRIPTION_MAX_LENGTH = 500
+CLIENT_MUTATION_ID_MAX_LENGTH = 100
+COMMENT_BODY_MAX_LENGTH = 4000
+
+
+class Note(Base):
+    __tablename__ = "notes"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    owner_user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"))
+    # Set for team notes. No foreign key yet: the teams table arrives with the teams area.
+    team_id: Mapped[uuid.UUID | None] = mapped_column(GUID, default=None)
+    category_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("categories.id"), index=True)
+    title: Mapped[str] = mapped_column(String(TITLE_MAX_LENGTH))
+    body: Mapped[str] = mapped_column(Text, default="")
+    content_language: Mapped[str] = mapped_column(String(LANGUAGE_TAG_MAX_LENGTH))
+    latitude: Mapped[float | None] = mapped_column(Float, default=None)
+    longitude: Mapped[float | None] = mapped_column(Float, default=None)
+    visibility: Mapped[NoteVisibility] = mapped_column(
+        stored_enum(NoteVisibility), default=NoteVisibility.PRIVATE
+    )
+    comment_policy: Mapped[CommentPolicy] = mapped_column(
+        stored_enum(CommentPolicy), default=CommentPolicy.LOGGED_IN_USERS
+    )
+    external_link_url: Mapped[str | None] = mapped_column(String(LINK_URL_MAX_LENGTH), default=None)
+    external_link_description: Mapped[str] = mapped_column(
+        String(LINK_DESCRIPTION_MAX_LENGTH), default=""
+    )
+    client_mutation_id: Mapped[str | None] = mapped_column(
+        String(CLIENT_MUTATION_ID_MAX_LENGTH), default=None
+    )
+    # A deleted note stays as a tombstone for sync; every read leaves it out.
+    is_deleted: Mapped[bool] = mapped_column(Boolean, default=False)
+    is_publicly_discoverable: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    # Persistence time of the note's own fields (create, move, delete, discoverability).
+    updated_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    # Most recent activity: edits, comments and (later) attachments and images.
+    last_activity_utc: Mapped[datetime] = mapped_column(default=utcnow)
+
+    owner: Mapped[User] = relationship(User, lazy="joined", innerjoin=True)
+    trackables: Mapped[list[Trackable]] = relationship(
+        "Trackable", secondary="note_trackables", lazy="select"
+    )
+
+    @property
+    def owner_user_name(self) -> str:
+        return self.owner.user_name
+
+    @property
+    def trackable_ids(self) -> frozenset[uuid.UUID]:
+        return frozenset(trackable.id for trackable in self.trackables)
+
+    def computed_discoverability(self) -> bool:
+        """Contract: Public note discovery (Public, or gated with no trackables yet)."""
+        if self.is_deleted:
+            return False
+        if self.visibility == NoteVisibility.PUBLIC:
+            return True
+        return self.visibility == NoteVisibility.ONCE_TRACKABLE_ACCESSED and not self.trackables
+
+
+# Anonymous discovery: "discoverable, in this window, newest activity first, LIMIT cap".
+# services.discovery first reads the ids of the newest matches, which these two covering
+# partial indexes answer with an index-only scan on PostgreSQL: by position for small
+# windows, by activity for large ones (where the first `cap` matches come quickly). The
+# INCLUDE columns let either filter the other's conditions without visiting the table.
+Index(
+    "ix_notes_public_activity",
+    Note.last_activity_utc.desc(),
+    Note.id.desc(),
+    postgresql_where=text("is_publicly_discoverable"),
+    postgresql_include=["latitude", "longitude", "content_language"],
+    sqlite_where=text("is_publicly_discoverable"),
+)
+Index(
+    "ix_notes_public_position",
+    Note.latitude,
+    Note.longitude,
+    postgresql_where=text("is_publicly_discoverable"),
+    postgresql_include=["last_activity_utc", "id", "content_language"],
+    sqlite_where=text("is_publicly_discoverable"),
+)
+# Personal lists and profile reads: one owner's notes by activity.
+Index("ix_notes_owner_activity", Note.owner_user_id, Note.last_activity_utc.desc())
+Index("ix_notes_team_activity", Note.team_id, Note.last_activity_utc.desc())
+
+
+class NoteComment(Base):
+    """A comment on a note page; readers see what they can see of the note."""
+
+    __tablename__ = "note_comments"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    note_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("notes.id", ondelete="CASCADE"))
+    author_user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"), index=True)
+    body: Mapped[str] = mapped_column(Text)
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_utc: Mapped[datetime] = mapped_column(default=utcnow)
+
+    author: Mapped[User] = relationship(User, lazy="joined", innerjoin=True)
+
+
+Index("ix_note_comments_note_created", NoteComment.note_id, NoteComment.created_utc.desc())
