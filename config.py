@@ -179,6 +179,8 @@ class Config:
 
     # GPX
     GPX_MAX_BYTES = env_int("GPX_MAX_BYTES", 10 * 1024 * 1024)
+    # Each imported waypoint becomes a note in one request (a sync worker): keep it bounded.
+    GPX_MAX_WAYPOINTS = env_int("GPX_MAX_WAYPOINTS", 5000)
 
     # Logging
     LOG_FORMAT = env_str("LOG_FORMAT", "plain")  # plain | json

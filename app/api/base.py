@@ -20,6 +20,7 @@ from flask_jwt_extended import verify_jwt_in_request
 from marshmallow import fields
 from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
+from werkzeug.datastructures import CombinedMultiDict
 from werkzeug.exceptions import HTTPException
 
 from app.errors import (
@@ -119,6 +120,14 @@ class Parser(FlaskParser):
             if any("\x00" in value for value in values):
                 raise ValidationFailed({"form": ["Text must not contain NUL characters."]})
         return super().load_form(req, schema)
+
+    def load_files(self, req: Request, schema: ma.Schema) -> Any:
+        """Location "files" is the whole multipart form: its files and its text fields, so
+        one schema documents and validates an upload with its options."""
+        for values in req.form.listvalues():
+            if any("\x00" in value for value in values):
+                raise ValidationFailed({"form": ["Text must not contain NUL characters."]})
+        return self._makeproxy(CombinedMultiDict([req.files, req.form]), schema)
 
     def handle_error(
         self,
