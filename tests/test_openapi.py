@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from openapi_spec_validator import validate
+
+from app.api.base import camelcase
 
 METHODS = {"get", "post", "put", "patch", "delete"}
 
@@ -44,7 +48,7 @@ def test_every_api_route_is_in_the_document(app, api):
         path = rule.rule
         for converter in ("uuid:", "int:", "path:", "string:"):
             path = path.replace("<" + converter, "<")
-        path = path.replace("<", "{").replace(">", "}")
+        path = re.sub(r"<(\w+)>", lambda match: "{" + camelcase(match.group(1)) + "}", path)
         for method in rule.methods - {"HEAD", "OPTIONS"}:
             assert (path, method.lower()) in documented, f"{method} {path} is not documented"
 
@@ -59,3 +63,14 @@ def test_docs_page_and_its_assets_are_served_locally(api):
         response = api.get(f"/api/docs/assets/{asset}")
         assert response.status_code == 200, asset
         response.close()
+
+
+def test_path_parameters_are_named_as_in_the_contract(api):
+    document = api.get("/api/openapi.json").get_json()
+    operation = document["paths"]["/api/notes/mine/{noteId}/move"]
+    names = [
+        p["name"]
+        for p in operation.get("parameters", []) + operation["post"].get("parameters", [])
+        if p["in"] == "path"
+    ]
+    assert names == ["noteId"]

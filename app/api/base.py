@@ -264,8 +264,33 @@ ERROR_RESPONSES = {
 }
 
 
+PATH_PARAMETER = re.compile(r"\{(\w+)\}")
+
+
+def _camel_path_parameters(parameters: Any) -> None:
+    for parameter in parameters or []:
+        if isinstance(parameter, dict) and parameter.get("in") == "path":
+            parameter["name"] = camelcase(parameter["name"])
+
+
 class ProblemResponsesPlugin(BasePlugin):
-    """Documents the problem+json error answers on every operation."""
+    """Documents the problem+json error answers on every operation, and names path
+    parameters as the contract does (`{noteId}`; Flask rules stay snake_case)."""
+
+    def path_helper(
+        self,
+        path: str | None = None,
+        operations: dict[str, Any] | None = None,
+        parameters: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> str | None:
+        if path is None:
+            return None
+        _camel_path_parameters(parameters)
+        for operation in (operations or {}).values():
+            if isinstance(operation, dict):
+                _camel_path_parameters(operation.get("parameters"))
+        return PATH_PARAMETER.sub(lambda match: "{" + camelcase(match.group(1)) + "}", path)
 
     def operation_helper(
         self, path: str | None = None, operations: dict[str, Any] | None = None, **kwargs: Any
