@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 import orjson
-from flask import Response, current_app
+from flask import Response
 from flask.json.provider import JSONProvider
 
 from app.api.base import loads_strict
@@ -29,7 +29,7 @@ class OrjsonProvider(JSONProvider):
         return orjson.dumps(obj, default=_default, option=orjson.OPT_NON_STR_KEYS).decode()
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
-        return loads_strict(s, max_depth=current_app.config["MAX_JSON_DEPTH"])
+        return loads_strict(s, max_depth=self._app.config["MAX_JSON_DEPTH"])
 
     def response(self, *args: Any, **kwargs: Any) -> Response:
         obj = self._prepare_response_obj(args, kwargs)
