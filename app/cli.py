@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import click
 from flask import Flask
 from flask.cli import AppGroup
@@ -12,10 +10,6 @@ from app.extensions import db
 
 users_cli = AppGroup("users", help="Manage user accounts.")
 seed_cli = AppGroup("seed", help="Load example data.")
-
-# Areas add their part of the demo data set here (see seed_demo).
-DemoSeeder = Callable[[], str]
-demo_seeders: list[DemoSeeder] = []
 
 
 @users_cli.command("grant-superadmin")
@@ -35,11 +29,10 @@ def grant_superadmin(email: str) -> None:
 @seed_cli.command("demo")
 def seed_demo() -> None:
     """Create a small realistic data set for trying the API (safe to run twice)."""
-    from app.services.demo import seed_demo_users
+    from app.services.demo import seed_demo_notes, seed_demo_users
 
     click.echo(seed_demo_users())
-    for seeder in demo_seeders:
-        click.echo(seeder())
+    click.echo(seed_demo_notes())
     db.session.commit()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.extensions import db
+from app.models.note import Note
 from app.models.user import User
 from tests.factories import make_user
 
@@ -24,8 +25,16 @@ def test_grant_superadmin_unknown_email_fails_clearly(app):
 def test_seed_demo_is_idempotent(app):
     runner = app.test_cli_runner()
     assert runner.invoke(args=["seed", "demo"]).exit_code == 0
-    count = db.session.query(User).count()
-    assert count >= 3
+    users, notes = db.session.query(User).count(), db.session.query(Note).count()
+    assert users >= 3
+    assert notes >= 5
     second = runner.invoke(args=["seed", "demo"])
     assert second.exit_code == 0, second.output
-    assert db.session.query(User).count() == count
+    assert (db.session.query(User).count(), db.session.query(Note).count()) == (users, notes)
+
+
+def test_seeded_public_notes_are_discoverable(app, api):
+    app.test_cli_runner().invoke(args=["seed", "demo"])
+    query = "minLatitude=52&minLongitude=13&maxLatitude=53&maxLongitude=14"
+    titles = {note["title"] for note in api.get(f"/api/notes/public/bounds?{query}").get_json()}
+    assert "Tempelhof field at sunset" in titles
