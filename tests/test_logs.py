@@ -1,0 +1,45 @@
+"""Logs carry the request id and never a trackable secret."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from app.logs import JsonFormatter, redact
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("GET /trackable/LNK7M2Q9XT HTTP/1.1", "GET /trackable/[redacted] HTTP/1.1"),
+        (
+            "GET /api/trackables/lookup?code=LN7K&x=1",
+            "GET /api/trackables/lookup?code=[redacted]&x=1",
+        ),
+        (
+            '{"accessCode": "LN12345678", "body": "hi"}',
+            '{"accessCode": "[redacted]", "body": "hi"}',
+        ),
+        (
+            "GET /api/notes/public/bounds?minLatitude=1",
+            "GET /api/notes/public/bounds?minLatitude=1",
+        ),
+    ],
+)
+def test_secrets_are_redacted(line, expected):
+    assert redact(line) == expected
+
+
+def test_app_log_lines_carry_the_request_id(app, api, caplog):
+    @app.get("/api/probe-log")
+    def probe_log():
+        logging.getLogger("app.probe").warning("visiting /trackable/LNSECRET11")
+        return {}
+
+    with caplog.at_level(logging.WARNING, logger="app"):
+        api.get("/api/probe-log", headers={"X-Request-ID": "rid-42"})
+    record = next(r for r in caplog.records if r.name == "app.probe")
+    entry = JsonFormatter().format(record)
+    assert '"requestId": "rid-42"' in entry
+    assert "LNSECRET11" not in entry
