@@ -179,3 +179,71 @@ def make_comment(
     db.session.add(comment)
     db.session.commit()
     return comment
+
+
+# --- teams (teams area) ------------------------------------------------------------------
+
+
+def make_team(
+    admin: User | None = None,
+    *,
+    name: str | None = None,
+    members: tuple[User, ...] = (),
+    **fields: Any,
+) -> Any:
+    """A team with `admin` (made when omitted) as its admin and `members` as members."""
+    from app.models.team import MembershipStatus, Team, TeamMembership, team_slug
+
+    admin = admin or make_user()
+    name = name or f"Team {next(_sequence)}"
+    fields.setdefault("content_language", "en")
+    team = Team(name=name, slug=team_slug(name), title=fields.pop("title", name), **fields)
+    db.session.add(team)
+    db.session.flush()
+    db.session.add(
+        TeamMembership(
+            team_id=team.id, user_id=admin.id, status=MembershipStatus.MEMBER, is_admin=True
+        )
+    )
+    for member in members:
+        db.session.add(
+            TeamMembership(team_id=team.id, user_id=member.id, status=MembershipStatus.MEMBER)
+        )
+    db.session.commit()
+    return team
+
+
+def make_membership(
+    team: Any, user: User | None = None, *, status: Any = None, **fields: Any
+) -> Any:
+    """A record of `user` (made when omitted) with `team`: a member unless `status` says."""
+    from app.models.team import MembershipStatus, TeamMembership
+
+    membership = TeamMembership(
+        team_id=team.id,
+        user_id=(user or make_user()).id,
+        status=status or MembershipStatus.MEMBER,
+        **fields,
+    )
+    db.session.add(membership)
+    db.session.commit()
+    return membership
+
+
+def make_invite_link(
+    team: Any, creator: User, *, is_single_use: bool = False, **fields: Any
+) -> Any:
+    """An invite link of `team` made by `creator` (who should be one of its admins)."""
+    from app.models.team import TeamInviteLink
+    from app.services.invite_links import new_code
+
+    link = TeamInviteLink(
+        team_id=team.id,
+        code=fields.pop("code", new_code()),
+        created_by_user_id=creator.id,
+        is_single_use=is_single_use,
+        **fields,
+    )
+    db.session.add(link)
+    db.session.commit()
+    return link

@@ -7,11 +7,21 @@ from flask import Flask
 
 def register_blueprints(app: Flask) -> None:
     from app.api.categories.routes import blp as categories_blp
+    from app.api.categories.team_routes import blp as team_categories_blp
     from app.api.identity import blp as identity_blp
     from app.api.links.routes import blp as links_blp
     from app.api.notes.routes import blp as notes_blp
     from app.api.system.routes import blp as system_blp
+    from app.api.teams import blp as teams_blp
     from app.extensions import api
 
-    for blueprint in (system_blp, links_blp, identity_blp, notes_blp, categories_blp):
+    for blueprint in (
+        system_blp,
+        links_blp,
+        identity_blp,
+        notes_blp,
+        categories_blp,
+        teams_blp,
+        team_categories_blp,
+    ):
         api.register_blueprint(blueprint)

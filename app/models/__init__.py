@@ -5,6 +5,7 @@ from app.models.category import Category
 from app.models.compliance import ContentReport
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
 from app.models.note import Note, NoteComment
+from app.models.team import Team, TeamInviteLink, TeamMembership
 from app.models.trackable import Trackable, TrackableUnlock, note_trackables
 from app.models.user import User
 
@@ -18,6 +19,9 @@ __all__ = [
     "NoteComment",
     "RecoveryCode",
     "RefreshToken",
+    "Team",
+    "TeamInviteLink",
+    "TeamMembership",
     "Trackable",
     "TrackableUnlock",
     "User",

@@ -2,6 +2,6 @@
 never write. Each rule is written once, with its predicate, SQL and load-or-404 forms
 side by side (STYLE.md, section 3)."""
 
-from app.policies import notes
+from app.policies import notes, teams
 
-__all__ = ["notes"]
+__all__ = ["notes", "teams"]

@@ -100,9 +100,10 @@ class Circle:
 
         def test(row: Row[Any]) -> bool:
             phi2 = row.latitude * radians
-            a = sin((phi2 - phi1) / 2) ** 2 + cos_phi1 * cos(phi2) * sin(
-                (row.longitude - lambda1) * radians / 2
-            ) ** 2
+            a = (
+                sin((phi2 - phi1) / 2) ** 2
+                + cos_phi1 * cos(phi2) * sin((row.longitude - lambda1) * radians / 2) ** 2
+            )
             return a <= limit
 
         return test
@@ -286,12 +287,28 @@ def profile_notes(
     owner = db.session.scalar(select(User).where(User.user_name == user_name.lower()))
     if owner is None:
         raise NotFound("Profile not found.")
+    return page_notes(
+        viewer,
+        note_policy.profile_filter(owner),
+        area,
+        content_language=content_language,
+        include_all_languages=include_all_languages,
+        cap=cap,
+    )
+
+
+def page_notes(
+    viewer: Viewer,
+    page: ColumnElement[bool],
+    area: Area,
+    *,
+    content_language: str | None = None,
+    include_all_languages: bool = False,
+    cap: int,
+) -> NoteList:
+    """The notes of one public page (a profile's, a team's) in a window or circle that this
+    viewer may open: the query rules shared by the profile and team nearby routes."""
     where, accept = area_filter(area)
     language = () if include_all_languages else _language_filter(content_language)
-    filters = [
-        note_policy.profile_filter(owner),
-        note_policy.visible_filter(viewer),
-        where,
-        *language,
-    ]
+    filters = [page, note_policy.visible_filter(viewer), where, *language]
     return capped(viewer, filters, cap, accept)

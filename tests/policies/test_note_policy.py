@@ -20,31 +20,35 @@ PRIVATE = NoteVisibility.PRIVATE
 PUBLIC = NoteVisibility.PUBLIC
 GATED = NoteVisibility.ONCE_TRACKABLE_ACCESSED
 TEAM_ID = uuid.uuid4()
+OTHER_TEAM_ID = uuid.uuid4()
 
-VIEWERS = ("anonymous", "owner", "stranger", "unlocked", "team_member")
+VIEWERS = ("anonymous", "owner", "stranger", "unlocked", "team_member", "team_admin")
 
 # note -> which viewers may open it (in VIEWERS order)
 VISIBILITY_TABLE = {
-    "private": (False, True, False, False, False),
-    "public": (True, True, True, True, True),
-    "gated_without_trackables": (True, True, True, True, True),
-    "gated_with_trackables": (False, True, False, True, False),
-    "private_with_unlocked_trackable": (False, True, False, False, False),
-    "team_private": (False, True, False, False, True),
-    "team_gated_with_trackables": (False, True, False, True, True),
-    "deleted_public": (False, False, False, False, False),
+    "private": (False, True, False, False, False, False),
+    "public": (True, True, True, True, True, True),
+    "gated_without_trackables": (True, True, True, True, True, True),
+    "gated_with_trackables": (False, True, False, True, False, False),
+    "private_with_unlocked_trackable": (False, True, False, False, False, False),
+    "team_private": (False, True, False, False, True, True),
+    "team_public": (True, True, True, True, True, True),
+    "team_gated_with_trackables": (False, True, False, True, True, True),
+    "other_team_private": (False, True, False, False, False, False),
+    "team_deleted": (False, False, False, False, False, False),
+    "deleted_public": (False, False, False, False, False, False),
 }
 CASES = [
     pytest.param(note, viewer, allowed[index], id=f"{note}-{viewer}")
     for note, allowed in VISIBILITY_TABLE.items()
     for index, viewer in enumerate(VIEWERS)
 ]
-DISCOVERABLE = {"public", "gated_without_trackables"}
+DISCOVERABLE = {"public", "gated_without_trackables", "team_public"}
 
 
 @pytest.fixture
 def world(app):
-    owner, stranger, unlocker, member = (make_user() for _ in range(4))
+    owner, stranger, unlocker, member, admin = (make_user() for _ in range(5))
     notes = {
         "private": make_note(owner, visibility=PRIVATE),
         "public": make_note(owner, visibility=PUBLIC),
@@ -52,7 +56,10 @@ def world(app):
         "gated_with_trackables": make_note(owner, visibility=GATED),
         "private_with_unlocked_trackable": make_note(owner, visibility=PRIVATE),
         "team_private": make_note(owner, visibility=PRIVATE, team_id=TEAM_ID),
+        "team_public": make_note(owner, visibility=PUBLIC, team_id=TEAM_ID),
         "team_gated_with_trackables": make_note(owner, visibility=GATED, team_id=TEAM_ID),
+        "other_team_private": make_note(owner, visibility=PRIVATE, team_id=OTHER_TEAM_ID),
+        "team_deleted": make_note(owner, visibility=PRIVATE, team_id=TEAM_ID, is_deleted=True),
         "deleted_public": make_note(owner, visibility=PUBLIC, is_deleted=True),
     }
     unlocked = attach_trackable(notes["gated_with_trackables"])
@@ -67,6 +74,7 @@ def world(app):
         # the account-stored unlock reaches the Viewer through the registered viewer part
         "unlocked": build_viewer(unlocker),
         "team_member": dataclasses.replace(build_viewer(member), team_roles={TEAM_ID: TEAM_MEMBER}),
+        "team_admin": dataclasses.replace(build_viewer(admin), team_roles={TEAM_ID: TEAM_ADMIN}),
     }
     return notes, viewers
 

@@ -612,7 +612,7 @@ def test_duplicate_key_rounds_coordinates_to_six_decimals() -> None:
 
 
 def test_duplicate_key_of_a_reimported_export_matches_the_note() -> None:
-    rng = random.Random(20240501)  # noqa: S311 - seeded sample data, not a secret
+    rng = random.Random(20240501)
     notes = [(rng.uniform(-90, 90), rng.uniform(-180, 180)) for _ in range(2000)]
     notes.append((52.12345649, 13.00000051))  # the 7th exported decimal is a 5
     waypoints = [ExportWaypoint(lat, lon, f"N{i}") for i, (lat, lon) in enumerate(notes)]

@@ -29,7 +29,7 @@ from app.auth import Viewer, current_viewer
 from app.errors import Unauthorized
 from app.extensions import db
 from app.models.category import OwnerScope
-from app.services import discovery, notes
+from app.services import discovery, notes, teams
 from app.services.discovery import Bounds, Circle, NoteList
 
 blp = Blueprint("notes", __name__, url_prefix="/api", description="Notes")
@@ -190,6 +190,31 @@ def list_profile_notes_nearby(query: dict, user_name: str) -> Response:
     found = discovery.profile_notes(
         viewer,
         user_name,
+        area,
+        content_language=query.get("content_language"),
+        include_all_languages=query["include_all_languages"],
+        cap=_config("PUBLIC_LIST_CAP"),
+    )
+    return _note_list(found)
+
+
+@blp.route("/public/teams/<string:team_name>/notes/nearby", methods=["GET"])
+@blp.auth(optional=True)
+@blp.arguments(ProfileNearbyQuerySchema, location="query")
+@blp.response(200, NoteSchema(many=True), headers=CAPPED_LIST_HEADERS)
+def list_team_notes_nearby(query: dict, team_name: str) -> Response:
+    """List a team page's notes near a point or in a window
+
+    The profile route's query rules. The team's members see every team note; everyone
+    else the ones they may open (public ones, gated ones they unlocked). A team whose
+    `pageVisibility` is `MembersOnly` is 404 for non-members. `teamName` is the team's
+    name in any case, or its `teamSlug`.
+    """
+    viewer = current_viewer()
+    area = cast(Bounds | Circle, area_from(query, _config("NEARBY_RADIUS_KM")))
+    found = teams.public_team_notes(
+        viewer,
+        team_name,
         area,
         content_language=query.get("content_language"),
         include_all_languages=query["include_all_languages"],

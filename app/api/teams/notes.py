@@ -1,0 +1,135 @@
+"""Team note routes (contract: Teams), on the teams blueprint. They reuse the note schemas
+and services.notes with the team's scope; who may do what is policies.notes
+(TEAM_NOTE_RULES). The GPX routes reuse the personal GPX route helpers."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from flask import Response, current_app
+
+from app.api.notes.gpx import (
+    EXPORT_DOC,
+    GpxImportFormSchema,
+    GpxImportReportSchema,
+    gpx_download,
+    gpx_import,
+)
+from app.api.notes.routes import _note_list
+from app.api.notes.schemas import (
+    NoteCreateSchema,
+    NoteMoveSchema,
+    NoteSchema,
+    PersonalNotesQuerySchema,
+    area_from,
+)
+from app.api.teams.routes import blp
+from app.auth import current_viewer
+from app.extensions import db
+from app.services import teams
+
+
+@blp.route("/teams/<uuid:team_id>/notes", methods=["GET"])
+@blp.auth()
+@blp.arguments(PersonalNotesQuerySchema, location="query")
+@blp.response(200, NoteSchema(many=True))
+def list_team_notes(query: dict, team_id: UUID) -> Response:
+    """List a team's notes
+
+    Active members only (404 for others). Every live note of the team, whatever its
+    visibility, most recent activity first; optionally one `contentLanguage` and a map
+    window (all four bounds). Not capped.
+    """
+    found = teams.list_team_notes(
+        current_viewer(),
+        team_id,
+        content_language=query.get("content_language"),
+        area=area_from(query, current_app.config["NEARBY_RADIUS_KM"]),
+    )
+    return _note_list(found)
+
+
+@blp.route("/teams/<uuid:team_id>/notes", methods=["POST"])
+@blp.auth()
+@blp.arguments(NoteCreateSchema)
+@blp.response(201, NoteSchema)
+def create_team_note(data: dict, team_id: UUID) -> Any:
+    """Create a team note
+
+    Any active member; the caller is its author. `categoryId` must be a team category.
+    Without `visibility` the team's `defaultNoteVisibility` applies, without a language
+    the category's or the team's. `commentPolicy` `TeamMembers` keeps comments to the
+    team.
+    """
+    note = teams.create_team_note(current_viewer(), team_id, **data)
+    db.session.commit()
+    return note
+
+
+@blp.route("/teams/<uuid:team_id>/notes/<uuid:note_id>/move", methods=["POST"])
+@blp.auth()
+@blp.arguments(NoteMoveSchema)
+@blp.response(200, NoteSchema)
+def move_team_note(data: dict, team_id: UUID, note_id: UUID) -> Any:
+    """Edit or move a team note
+
+    Its author or a team admin (403 for other members, 404 for non-members). The fields
+    present are applied, the others stay; `categoryId` must be a team category.
+    """
+    note = teams.move_team_note(current_viewer(), team_id, note_id, data)
+    db.session.commit()
+    return note
+
+
+@blp.route("/teams/<uuid:team_id>/notes/<uuid:note_id>", methods=["DELETE"])
+@blp.auth()
+@blp.response(204)
+def remove_team_note(team_id: UUID, note_id: UUID) -> None:
+    """Take a note out of the team
+
+    Its author or a team admin. The note keeps existing for its author as a private
+    personal note, in their "Notes" category of the note's language.
+    """
+    teams.remove_note_from_team(current_viewer(), team_id, note_id)
+    db.session.commit()
+
+
+@blp.route("/teams/<uuid:team_id>/notes/<uuid:note_id>/delete", methods=["DELETE"])
+@blp.auth()
+@blp.response(204)
+def delete_team_note(team_id: UUID, note_id: UUID) -> None:
+    """Delete a team note
+
+    Its author or a team admin. The note becomes a tombstone (sync sees `isDeleted`); no
+    read returns it.
+    """
+    teams.delete_team_note(current_viewer(), team_id, note_id)
+    db.session.commit()
+
+
+@blp.route("/teams/<uuid:team_id>/notes/gpx", methods=["GET"])
+@blp.auth()
+@blp.doc(**EXPORT_DOC)
+def export_team_notes_gpx(team_id: UUID) -> Response:
+    """Export a team's mapped notes as GPX
+
+    Active members. GPX 1.1 waypoints of the team's notes that have coordinates, oldest
+    first, streamed.
+    """
+    viewer = current_viewer()
+    return gpx_download(viewer, teams.note_scope(viewer, team_id, "export_gpx"), "team-notes.gpx")
+
+
+@blp.route("/teams/<uuid:team_id>/notes/gpx", methods=["POST"])
+@blp.auth()
+@blp.arguments(GpxImportFormSchema, location="files")
+@blp.response(200, GpxImportReportSchema)
+def import_team_notes_gpx(form: dict, team_id: UUID) -> Any:
+    """Import GPX waypoints as team notes
+
+    Active members; the caller is the author of the notes made. The personal import's
+    rules, with duplicates compared against this team's notes only.
+    """
+    viewer = current_viewer()
+    return gpx_import(viewer, teams.note_scope(viewer, team_id, "import_gpx"), form)

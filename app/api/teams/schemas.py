@@ -1,0 +1,157 @@
+"""Schemas of the team routes (contract: Team, Team invite link, Teams; decisions: Teams).
+Team notes use the note schemas of app/api/notes."""
+
+from __future__ import annotations
+
+from marshmallow import fields, validate
+
+from app.api.base import Guid, Schema, UtcDateTime
+from app.api.notes.schemas import NOT_BLANK, language_field
+from app.models.enums import NoteVisibility
+from app.models.note import LINK_DESCRIPTION_MAX_LENGTH, LINK_URL_MAX_LENGTH
+from app.models.team import (
+    TEAM_DESCRIPTION_MAX_LENGTH,
+    TEAM_NAME,
+    TEAM_NAME_MAX_LENGTH,
+    TEAM_NAME_MIN_LENGTH,
+    TEAM_TITLE_MAX_LENGTH,
+    JoinPolicy,
+    MembershipStatus,
+    PageVisibility,
+)
+
+NAME_RULES = [
+    validate.Length(min=TEAM_NAME_MIN_LENGTH, max=TEAM_NAME_MAX_LENGTH),
+    validate.Regexp(
+        TEAM_NAME,
+        error="Use letters, digits, spaces, '-' and '_', starting and ending with a letter "
+        "or digit.",
+    ),
+]
+
+# --- teams -------------------------------------------------------------------------------
+
+
+class TeamSchema(Schema):
+    """A team record, with the caller's own membership in it."""
+
+    team_id = Guid()
+    name = fields.String(metadata={"description": "Unique public handle (public routes)."})
+    team_slug = fields.String(metadata={"description": "Lowercase URL form of the name."})
+    title = fields.String()
+    description = fields.String()
+    external_link_url = fields.String(allow_none=True)
+    external_link_description = fields.String()
+    join_policy = fields.Enum(JoinPolicy, by_value=True)
+    page_visibility = fields.Enum(PageVisibility, by_value=True)
+    default_note_visibility = fields.Enum(NoteVisibility, by_value=True)
+    content_language = fields.String(metadata={"example": "en-US"})
+    member_count = fields.Integer(metadata={"description": "Active members, admins included."})
+    created_utc = UtcDateTime()
+    updated_utc = UtcDateTime()
+    last_activity_utc = UtcDateTime(
+        metadata={"description": "Latest of the team's own activity and its notes' activity."}
+    )
+    membership_id = Guid(allow_none=True, metadata={"description": "The caller's record."})
+    membership_status = fields.Enum(MembershipStatus, by_value=True, allow_none=True)
+    role = fields.String(
+        allow_none=True,
+        metadata={"enum": ["Admin", "Member", None], "description": "null until active."},
+    )
+
+
+class TeamSettingsSchema(Schema):
+    """Team settings; fields present are applied, the others stay."""
+
+    name = fields.String(
+        validate=NAME_RULES,
+        metadata={"description": "Fixed after creation: only the current name is accepted."},
+    )
+    title = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=TEAM_TITLE_MAX_LENGTH),
+        metadata={"description": "Display title; empty means the name."},
+    )
+    description = fields.String(
+        allow_none=True, validate=validate.Length(max=TEAM_DESCRIPTION_MAX_LENGTH)
+    )
+    external_link_url = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=LINK_URL_MAX_LENGTH),
+        metadata={"description": "http(s) URL, verified server-side; empty or null removes."},
+    )
+    external_link_description = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=LINK_DESCRIPTION_MAX_LENGTH),
+        metadata={"description": "Empty: the destination page's title is used."},
+    )
+    join_policy = fields.Enum(JoinPolicy, by_value=True, metadata={"default": "RequestsAllowed"})
+    page_visibility = fields.Enum(PageVisibility, by_value=True, metadata={"default": "Public"})
+    default_note_visibility = fields.Enum(
+        NoteVisibility,
+        by_value=True,
+        metadata={"default": "Private", "description": "For team notes created without one."},
+    )
+    content_language = language_field(
+        metadata={"description": "Default language of team notes.", "example": "en-US"}
+    )
+
+
+class TeamCreateSchema(TeamSettingsSchema):
+    name = fields.String(
+        required=True,
+        validate=NAME_RULES,
+        metadata={"description": "Unique (ignoring case and separators); fixed after creation."},
+    )
+
+
+# --- memberships -------------------------------------------------------------------------
+
+
+class MembershipSchema(Schema):
+    """A membership record: a request, an invitation or an active membership."""
+
+    membership_id = Guid()
+    team_id = Guid()
+    user_name = fields.String()
+    status = fields.Enum(
+        MembershipStatus,
+        by_value=True,
+        metadata={"description": "Denied and Refused only in the answer that ends a record."},
+    )
+    is_admin = fields.Boolean()
+    created_utc = UtcDateTime()
+    updated_utc = UtcDateTime()
+
+
+class InviteSchema(Schema):
+    user_name = fields.String(
+        required=True, validate=[validate.Length(max=64), NOT_BLANK], metadata={"example": "ada"}
+    )
+
+
+# --- invite links ------------------------------------------------------------------------
+
+
+class InviteLinkSchema(Schema):
+    invite_link_id = Guid()
+    team_id = Guid()
+    team_name = fields.String()
+    team_slug = fields.String()
+    code = fields.String(metadata={"description": "The invite code of the join route."})
+    created_by_display_name = fields.String()
+    created_by_current_user = fields.Boolean()
+    inviter_is_currently_admin = fields.Boolean(
+        metadata={"description": "A link works only while its creator is an admin."}
+    )
+    is_single_use = fields.Boolean()
+    created_utc = UtcDateTime()
+
+
+class InviteLinkCreateSchema(Schema):
+    is_single_use = fields.Boolean(load_default=False)
+
+
+class JoinResultSchema(Schema):
+    team_slug = fields.String()
+    membership_status = fields.Enum(MembershipStatus, by_value=True)

@@ -1,0 +1,179 @@
+"""Who may see or do what in a team (contract: Teams; decisions: Teams).
+
+- The team's workspace (its notes, categories, member list, settings, invite links) is its
+  active members' business: for anyone else every /api/teams/{teamId}/... route answers
+  404, whatever the reason. Admin-only actions answer 403 to a member who is not an admin.
+- A team is visible (may be requested) when its page is public, or to a user who has any
+  record with it (a member, an invitee, a requester).
+- A membership record is visible to its own user, to the team's admins, and, when it is an
+  active membership, to the team's members; which operation who may do is `ACTORS`.
+- `Viewer.team_roles` comes from the caller's active memberships, read once per request by
+  the viewer part below, so a removed member loses access at their next request.
+
+Team note actions (who may list, create, edit, remove or delete them) are note rules and sit
+with them in policies/notes.py.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from sqlalchemy import select
+
+from app.auth import TEAM_ADMIN, TEAM_MEMBER, Viewer, viewer_part
+from app.errors import Forbidden, NotFound
+from app.extensions import db
+from app.models.team import (
+    MembershipStatus,
+    PageVisibility,
+    Team,
+    TeamMembership,
+    team_slug,
+)
+from app.models.user import User
+
+# --- the viewer's teams ------------------------------------------------------------------
+
+
+@viewer_part
+def active_team_roles(user: User | None) -> Mapping[str, Any]:
+    """Viewer.team_roles: team id -> TEAM_ADMIN or TEAM_MEMBER, active memberships only."""
+    if user is None:
+        return {}
+    rows = db.session.execute(
+        select(TeamMembership.team_id, TeamMembership.is_admin).where(
+            TeamMembership.user_id == user.id,
+            TeamMembership.status == MembershipStatus.MEMBER,
+        )
+    )
+    return {
+        "team_roles": {team_id: TEAM_ADMIN if admin else TEAM_MEMBER for team_id, admin in rows}
+    }
+
+
+# --- teams -------------------------------------------------------------------------------
+
+
+def _not_found() -> NotFound:
+    return NotFound("Team not found.")
+
+
+def own_membership(viewer: Viewer, team_id: uuid.UUID) -> TeamMembership | None:
+    """The caller's record with the team (any status), if any."""
+    if viewer.user_id is None:
+        return None
+    return db.session.scalar(
+        select(TeamMembership).where(
+            TeamMembership.team_id == team_id, TeamMembership.user_id == viewer.user_id
+        )
+    )
+
+
+def can_view_team(viewer: Viewer, team: Team, own: TeamMembership | None) -> bool:
+    """The team exists for this viewer: a public page, or a record of theirs with it."""
+    return team.page_visibility == PageVisibility.PUBLIC or own is not None
+
+
+def get_visible_team(viewer: Viewer, team_id: uuid.UUID) -> tuple[Team, TeamMembership | None]:
+    """The team and the caller's record with it, or 404."""
+    team = db.session.get(Team, team_id)
+    own = own_membership(viewer, team_id) if team is not None else None
+    if team is None or not can_view_team(viewer, team, own):
+        raise _not_found()
+    return team, own
+
+
+def require_member(viewer: Viewer, team_id: uuid.UUID) -> Team:
+    """The team's workspace: active members only; everyone else gets 404."""
+    team = db.session.get(Team, team_id) if viewer.is_member_of(team_id) else None
+    if team is None:
+        raise _not_found()
+    return team
+
+
+def require_admin(viewer: Viewer, team_id: uuid.UUID) -> Team:
+    """Admin-only actions: 404 outside the team, 403 for a member who is not an admin."""
+    team = require_member(viewer, team_id)
+    if not viewer.is_admin_of(team_id):
+        raise Forbidden("Only a team admin may do this.")
+    return team
+
+
+def can_view_page(viewer: Viewer, team: Team) -> bool:
+    """The public team page and its notes (pageVisibility): everyone, or members only."""
+    return team.page_visibility == PageVisibility.PUBLIC or viewer.is_member_of(team.id)
+
+
+def get_public_team(viewer: Viewer, team_name: str) -> Team:
+    """The team a public route names (its name in any case, or its slug), or 404."""
+    team = db.session.scalar(select(Team).where(Team.slug == team_slug(team_name)))
+    if team is None or not can_view_page(viewer, team):
+        raise _not_found()
+    return team
+
+
+# --- memberships -------------------------------------------------------------------------
+
+MembershipOperation = Literal["accept", "refuse", "approve", "deny", "promote-admin", "delete"]
+Actor = Literal["self", "admin"]
+
+# Who may apply each operation to an existing record (the state machine in
+# services.memberships says from which states).
+ACTORS: dict[MembershipOperation, frozenset[Actor]] = {
+    "accept": frozenset({"self"}),  # the invited user answers their invitation
+    "refuse": frozenset({"self"}),
+    "approve": frozenset({"admin"}),  # an admin answers a request
+    "deny": frozenset({"admin"}),
+    "promote-admin": frozenset({"admin"}),
+    "delete": frozenset({"self", "admin"}),  # leave (or withdraw), or remove someone
+}
+
+
+def can_see_membership(viewer: Viewer, membership: TeamMembership) -> bool:
+    if viewer.user_id is not None and membership.user_id == viewer.user_id:
+        return True
+    if viewer.is_admin_of(membership.team_id):
+        return True
+    return viewer.is_member_of(membership.team_id) and membership.is_active
+
+
+def get_visible_membership(
+    viewer: Viewer, team_id: uuid.UUID, membership_id: uuid.UUID
+) -> TeamMembership:
+    """A record of this team the caller may see, or 404."""
+    membership = db.session.get(TeamMembership, membership_id)
+    if membership is None or membership.team_id != team_id:
+        raise NotFound("Membership not found.")
+    if not can_see_membership(viewer, membership):
+        raise NotFound("Membership not found.")
+    return membership
+
+
+def can_act_on_membership(
+    viewer: Viewer, membership: TeamMembership, operation: MembershipOperation
+) -> bool:
+    allowed = ACTORS[operation]
+    if "self" in allowed and viewer.user_id == membership.user_id:
+        return True
+    return "admin" in allowed and viewer.is_admin_of(membership.team_id)
+
+
+def require_membership_action(
+    viewer: Viewer, team_id: uuid.UUID, membership_id: uuid.UUID, operation: MembershipOperation
+) -> TeamMembership:
+    """The record, when the caller may apply `operation` to it: 404 when they cannot see it,
+    403 when they see it but the operation is someone else's."""
+    membership = get_visible_membership(viewer, team_id, membership_id)
+    if not can_act_on_membership(viewer, membership, operation):
+        who = "the invited user" if ACTORS[operation] == {"self"} else "a team admin"
+        raise Forbidden(f"Only {who} may {operation.replace('-', ' ')} this membership.")
+    return membership
+
+
+def visible_memberships_filter(viewer: Viewer, team_id: uuid.UUID) -> Any:
+    """The records of the team a member lists: all for admins, active ones for members."""
+    if viewer.is_admin_of(team_id):
+        return TeamMembership.team_id == team_id
+    return (TeamMembership.team_id == team_id) & (TeamMembership.status == MembershipStatus.MEMBER)
