@@ -96,3 +96,27 @@ def revalidate_link(url: str | None, description: str | None) -> tuple[str | Non
     verification = verify_link(url)
     chosen = (description or "").strip()
     return verification.normalized_url, chosen or verification.suggested_description
+
+
+def checked_link(url: str | None, description: str | None) -> tuple[str | None, str]:
+    """A link about to be saved on a note, team, trackable or group, revalidated
+    server-side (contract: External links): no URL means no link and no description."""
+    if not url or not url.strip():
+        return None, ""
+    normalized, described = revalidate_link(url, description or None)
+    return normalized, described or ""
+
+
+def changed_link(
+    current_url: str | None, current_description: str, changes: Mapping[str, Any]
+) -> tuple[str | None, str] | None:
+    """For an update: the link to store, or None to keep the stored one. Revalidated only
+    when the URL is sent; a description sent alone replaces the stored one (and stays
+    empty while there is no URL); sending the same URL keeps its description."""
+    if "external_link_url" in changes:
+        url = changes["external_link_url"]
+        kept = current_description if url == current_url else None
+        return checked_link(url, changes.get("external_link_description", kept))
+    if "external_link_description" in changes and current_url:
+        return current_url, changes["external_link_description"] or ""
+    return None

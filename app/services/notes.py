@@ -34,14 +34,6 @@ def _checked_position(latitude: float | None, longitude: float | None) -> None:
         raise ValidationFailed({missing: ["Give latitude and longitude together, or neither."]})
 
 
-def _checked_link(url: str | None, description: str | None) -> tuple[str | None, str]:
-    """Revalidate a link server-side (contract: External links); no URL, no description."""
-    if not url or not url.strip():
-        return None, ""
-    normalized, described = links.revalidate_link(url, description or None)
-    return normalized, described or ""
-
-
 def refresh_discoverability(note: Note) -> None:
     """Keep the stored discovery flag equal to the rule (call after any change to
     visibility, deletion or trackable associations)."""
@@ -70,7 +62,7 @@ def create_note(
     note_policy.require_scope(viewer, scope)
     _checked_position(latitude, longitude)
     category = categories.category_for_note(scope, category_id, content_language)
-    url, description = _checked_link(external_link_url, external_link_description)
+    url, description = links.checked_link(external_link_url, external_link_description)
     if category is None:  # made only once everything else is known to be valid
         category = categories.default_category(scope, content_language or default_language)
     now = utcnow()
@@ -121,7 +113,7 @@ def move_note(
     latitude = changes.get("latitude", note.latitude)
     longitude = changes.get("longitude", note.longitude)
     _checked_position(latitude, longitude)
-    link = _changed_link(note, changes)
+    link = links.changed_link(note.external_link_url, note.external_link_description, changes)
     if category is not None:
         note.category_id, note.content_language = category.id, category.content_language
     note.latitude, note.longitude = latitude, longitude
@@ -150,18 +142,6 @@ def _moved_category(scope: OwnerScope, note: Note, changes: dict[str, Any]) -> C
                 ]
             }
         )
-    return None
-
-
-def _changed_link(note: Note, changes: dict[str, Any]) -> tuple[str | None, str] | None:
-    """The link to store, or None to keep it. Revalidated only when the URL is sent; a
-    description sent alone replaces the stored one (kept empty while there is no URL)."""
-    if "external_link_url" in changes:
-        url = changes["external_link_url"]
-        kept = note.external_link_description if url == note.external_link_url else None
-        return _checked_link(url, changes.get("external_link_description", kept))
-    if "external_link_description" in changes and note.external_link_url:
-        return note.external_link_url, changes["external_link_description"] or ""
     return None
 
 

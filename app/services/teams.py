@@ -19,7 +19,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import delete, exc, func, select, update
 
@@ -220,8 +220,7 @@ def update_settings(viewer: Viewer, team_id: uuid.UUID, changes: dict[str, Any])
     team = team_policy.require_admin(viewer, team_id)
     if changes.get("name", team.name) != team.name:
         raise ValidationFailed({"name": ["A team's name is fixed after creation."]})
-    # The External link fields rule is the notes' (it reads the same two attributes).
-    link = notes._changed_link(cast(Any, team), changes)
+    link = links.changed_link(team.external_link_url, team.external_link_description, changes)
     for field in SETTINGS_FIELDS:
         if field in changes:
             setattr(team, field, changes[field] if field != "description" else changes[field] or "")
