@@ -139,3 +139,23 @@ def assert_problem(response: Any, status: int, *, code: str | None = None) -> di
     if code is not None:
         assert body.get("code") == code
     return body
+
+
+@pytest.fixture
+def links(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any]]:
+    """Stand-in link verification for routes that save links: records calls, lower-cases
+    the URL, suggests "Page title", and fails (400) on a URL containing 'bad'."""
+    from app.errors import ApiError
+
+    calls: list[tuple[Any, Any]] = []
+
+    def revalidate(url: Any, description: Any) -> tuple[Any, Any]:
+        calls.append((url, description))
+        if url is None or not url.strip():
+            return None, ""
+        if "bad" in url:
+            raise ApiError("The link could not be verified.")
+        return url.strip().lower(), description or "Page title"
+
+    monkeypatch.setattr("app.services.links.revalidate_link", revalidate)
+    return calls

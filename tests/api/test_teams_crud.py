@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import func, select
 
-from app.errors import ApiError
 from app.extensions import db
 from app.models.category import Category
 from app.models.enums import NoteVisibility
@@ -33,23 +32,6 @@ TEAMS = "/api/teams"
 @pytest.fixture
 def alice(app):
     return make_user("alice")
-
-
-@pytest.fixture
-def links(monkeypatch):
-    """Stand-in link verification: records calls, normalizes, fails on 'bad'."""
-    calls = []
-
-    def revalidate(url, description):
-        calls.append((url, description))
-        if url is None or not url.strip():
-            return None, ""
-        if "bad" in url:
-            raise ApiError("The link could not be verified.")
-        return url.strip().lower(), description or "Page title"
-
-    monkeypatch.setattr("app.services.links.revalidate_link", revalidate)
-    return calls
 
 
 def count(model, *where):

@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
-from marshmallow import fields
+from marshmallow import fields, validate
 
 from app.api.base import ProblemSchema, Schema
+from app.models.note import LINK_DESCRIPTION_MAX_LENGTH, LINK_URL_MAX_LENGTH
+
+
+class ExternalLinkInputSchema(Schema):
+    """The External link fields of a create or update body (notes, teams, ...): the URL
+    is verified server-side on save, whatever the client verified before."""
+
+    external_link_url = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=LINK_URL_MAX_LENGTH),
+        metadata={"description": "http(s) URL, verified server-side; empty or null removes."},
+    )
+    external_link_description = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=LINK_DESCRIPTION_MAX_LENGTH),
+        metadata={"description": "Empty: the destination page's title is used."},
+    )
 
 
 class LinkVerifyRequestSchema(Schema):

@@ -9,6 +9,7 @@ from flask import current_app
 from marshmallow import ValidationError, fields, validate, validates, validates_schema
 
 from app.api.base import LANGUAGE_TAG, Guid, LanguageTag, Schema, UtcDateTime, camelcase
+from app.api.links.schemas import ExternalLinkInputSchema
 from app.auth import current_viewer
 from app.models.category import LANGUAGE_TAG_MAX_LENGTH
 from app.models.enums import CommentPolicy, NoteVisibility
@@ -16,8 +17,6 @@ from app.models.note import (
     BODY_MAX_LENGTH,
     CLIENT_MUTATION_ID_MAX_LENGTH,
     COMMENT_BODY_MAX_LENGTH,
-    LINK_DESCRIPTION_MAX_LENGTH,
-    LINK_URL_MAX_LENGTH,
     TITLE_MAX_LENGTH,
 )
 from app.policies import notes as note_policy
@@ -97,7 +96,7 @@ def dump_note_rows(rows: list[Any]) -> list[dict[str, Any]]:
 # --- note bodies -------------------------------------------------------------------------
 
 
-class NoteMoveSchema(Schema):
+class NoteMoveSchema(ExternalLinkInputSchema):
     """Fields of the note create body; on move, the fields present are applied."""
 
     category_id = Guid(
@@ -119,16 +118,6 @@ class NoteMoveSchema(Schema):
     visibility = fields.Enum(NoteVisibility, by_value=True, metadata={"default": "Private"})
     comment_policy = fields.Enum(
         CommentPolicy, by_value=True, metadata={"default": "LoggedInUsers"}
-    )
-    external_link_url = fields.String(
-        allow_none=True,
-        validate=validate.Length(max=LINK_URL_MAX_LENGTH),
-        metadata={"description": "http(s) URL, verified server-side; empty or null removes."},
-    )
-    external_link_description = fields.String(
-        allow_none=True,
-        validate=validate.Length(max=LINK_DESCRIPTION_MAX_LENGTH),
-        metadata={"description": "Empty: the destination page's title is used."},
     )
     client_mutation_id = fields.String(
         allow_none=True, validate=validate.Length(max=CLIENT_MUTATION_ID_MAX_LENGTH)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from marshmallow import fields, validate
 
 from app.api.base import Guid, Schema, UtcDateTime
+from app.api.links.schemas import ExternalLinkInputSchema
 from app.api.notes.schemas import NOT_BLANK, language_field
 from app.models.enums import NoteVisibility
-from app.models.note import LINK_DESCRIPTION_MAX_LENGTH, LINK_URL_MAX_LENGTH
 from app.models.team import (
     TEAM_DESCRIPTION_MAX_LENGTH,
     TEAM_NAME,
@@ -60,7 +60,7 @@ class TeamSchema(Schema):
     )
 
 
-class TeamSettingsSchema(Schema):
+class TeamSettingsSchema(ExternalLinkInputSchema):
     """Team settings; fields present are applied, the others stay."""
 
     name = fields.String(
@@ -74,16 +74,6 @@ class TeamSettingsSchema(Schema):
     )
     description = fields.String(
         allow_none=True, validate=validate.Length(max=TEAM_DESCRIPTION_MAX_LENGTH)
-    )
-    external_link_url = fields.String(
-        allow_none=True,
-        validate=validate.Length(max=LINK_URL_MAX_LENGTH),
-        metadata={"description": "http(s) URL, verified server-side; empty or null removes."},
-    )
-    external_link_description = fields.String(
-        allow_none=True,
-        validate=validate.Length(max=LINK_DESCRIPTION_MAX_LENGTH),
-        metadata={"description": "Empty: the destination page's title is used."},
     )
     join_policy = fields.Enum(JoinPolicy, by_value=True, metadata={"default": "RequestsAllowed"})
     page_visibility = fields.Enum(PageVisibility, by_value=True, metadata={"default": "Public"})
