@@ -233,6 +233,14 @@ BEARER = "bearerAuth"
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = parser
 
+    def arguments(self, schema: Any, *args: Any, **kwargs: Any) -> Any:
+        """As flask-smorest's, with one instance of a schema class per route: webargs
+        would build a new instance (copying every field) on each request. Schemas keep
+        no per-request state."""
+        if isinstance(schema, type):
+            schema = schema()
+        return super().arguments(schema, *args, **kwargs)
+
     def auth(self, *, optional: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Require a bearer token (401), or accept one when `optional` ("Anonymous or
         Bearer"): a token that is sent must still be valid."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import sqlite3
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import DateTime, MetaData, TypeDecorator, Uuid
-from sqlalchemy.engine import Dialect
+from sqlalchemy import DateTime, MetaData, TypeDecorator, Uuid, event
+from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.orm import DeclarativeBase, registry
 
 # Named constraints let Alembic's batch mode rebuild SQLite tables and drop them by name.
@@ -64,3 +67,20 @@ def render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
     if type_ == "type" and isinstance(obj, UtcDateTime):
         return "sa.DateTime(timezone=True)"
     return False
+
+
+# The circle test in SQL (services.areas) uses sin, cos and radians. PostgreSQL has
+# them; SQLite has them only when built with its math functions, so a connection without
+# them gets Python's.
+_SQLITE_MATH = {"sin": math.sin, "cos": math.cos, "radians": math.radians}
+
+
+@event.listens_for(Engine, "connect")
+def _sqlite_math_functions(dbapi_connection: Any, connection_record: Any) -> None:
+    if not isinstance(dbapi_connection, sqlite3.Connection):
+        return
+    for name, function in _SQLITE_MATH.items():
+        try:
+            dbapi_connection.execute(f"SELECT {name}(0)")
+        except sqlite3.OperationalError:
+            dbapi_connection.create_function(name, 1, function, deterministic=True)

@@ -1,8 +1,4 @@
-"""Reading notes by map window or distance (contract: Public note discovery, Limits).
-
-Windows: `Bounds` (a longitude range with min > max crosses the antimeridian) and `Circle`
-(great-circle radius). A circle is first turned into its bounding window, which the indexes
-serve; the exact haversine distance then filters the few rows in the window's corners.
+"""Reading notes in a map area (`services.areas`), contract: Public note discovery, Limits.
 
 Capped reads ask for `cap + 1` rows, most recent activity first (ties by id), and say
 `truncated` when there were more. Rows are light SQL rows already in wire form, not ORM
@@ -11,12 +7,12 @@ objects: a full public list is 500 rows and per-row Python work would dominate i
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import Row, Select, String, and_, or_, select, type_coerce
+from sqlalchemy import Integer, Row, Select, String, bindparam, select, type_coerce
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.functions import FunctionElement
@@ -27,99 +23,8 @@ from app.extensions import db
 from app.models.note import Note
 from app.models.user import User
 from app.policies import notes as note_policy
+from app.services.areas import Area, circle_clause, window_clause
 from app.services.categories import canonical_language
-
-EARTH_RADIUS_KM = 6371.0088  # mean Earth radius (IUGG)
-
-
-@dataclass(frozen=True)
-class Bounds:
-    min_latitude: float
-    min_longitude: float
-    max_latitude: float
-    max_longitude: float
-
-    @property
-    def crosses_antimeridian(self) -> bool:
-        return self.min_longitude > self.max_longitude
-
-    def where(self) -> ColumnElement[bool]:
-        latitude = Note.latitude.between(self.min_latitude, self.max_latitude)
-        if self.crosses_antimeridian:
-            longitude = or_(
-                Note.longitude >= self.min_longitude, Note.longitude <= self.max_longitude
-            )
-        else:
-            longitude = Note.longitude.between(self.min_longitude, self.max_longitude)
-        return and_(latitude, longitude)
-
-
-@dataclass(frozen=True)
-class Circle:
-    latitude: float
-    longitude: float
-    radius_km: float
-
-    def bounds(self) -> Bounds:
-        """The smallest latitude/longitude window holding the circle (spherical cap).
-
-        Near a pole the cap covers every longitude; elsewhere the longitude half-width is
-        asin(sin(r) / cos(lat)), and a window past +-180 wraps across the antimeridian.
-        """
-        angular = self.radius_km / EARTH_RADIUS_KM
-        latitude = math.radians(self.latitude)
-        low, high = latitude - angular, latitude + angular
-        if low <= -math.pi / 2 or high >= math.pi / 2:
-            return Bounds(
-                math.degrees(max(low, -math.pi / 2)),
-                -180.0,
-                math.degrees(min(high, math.pi / 2)),
-                180.0,
-            )
-        half_width = math.degrees(math.asin(math.sin(angular) / math.cos(latitude)))
-        west, east = self.longitude - half_width, self.longitude + half_width
-        if west < -180.0:
-            west += 360.0
-        if east > 180.0:
-            east -= 360.0
-        return Bounds(math.degrees(low), west, math.degrees(high), east)
-
-    def contains(self, latitude: float, longitude: float) -> bool:
-        return distance_km(self.latitude, self.longitude, latitude, longitude) <= self.radius_km
-
-    def row_test(self) -> Callable[[Row[Any]], bool]:
-        """`contains` for many rows: the haversine term compared with the radius's own
-        (a <= sin^2(r / 2R), the same test without asin and sqrt), constants computed once.
-        Hundreds of rows per nearby read go through this."""
-        angular = self.radius_km / EARTH_RADIUS_KM
-        if angular >= math.pi:
-            return lambda row: True
-        limit = math.sin(angular / 2) ** 2
-        radians, phi1, lambda1 = math.pi / 180, math.radians(self.latitude), self.longitude
-        cos_phi1, sin, cos = math.cos(phi1), math.sin, math.cos
-
-        def test(row: Row[Any]) -> bool:
-            phi2 = row.latitude * radians
-            a = (
-                sin((phi2 - phi1) / 2) ** 2
-                + cos_phi1 * cos(phi2) * sin((row.longitude - lambda1) * radians / 2) ** 2
-            )
-            return a <= limit
-
-        return test
-
-
-Area = Bounds | Circle
-
-
-def distance_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    """Great-circle distance by the haversine formula."""
-    phi1, phi2 = math.radians(lat1), math.radians(lat2)
-    half_dphi = (phi2 - phi1) / 2
-    half_dlambda = math.radians(lon2 - lon1) / 2
-    a = math.sin(half_dphi) ** 2 + math.cos(phi1) * math.cos(phi2) * math.sin(half_dlambda) ** 2
-    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(a)))
-
 
 # --- note records straight from SQL ------------------------------------------------------
 #
@@ -215,59 +120,61 @@ def by_activity(query: SelectT) -> SelectT:
     return query.order_by(Note.last_activity_utc.desc(), Note.id.desc())
 
 
-def capped(
-    viewer: Viewer,
-    where: Sequence[ColumnElement[bool]],
-    cap: int,
-    accept: Callable[[Row[Any]], bool] | None = None,
-) -> NoteList:
-    """At most `cap` note records matching `where`, most recent activity first;
-    `truncated` when more matched.
+def capped_statement(viewer: Viewer, where: Sequence[ColumnElement[bool]]) -> Select[Any]:
+    """Note records matching `where`, most recent activity first (ties by id), at most
+    `cap + 1` of them (bound parameter `cap_plus_one`; `capped` runs it).
 
-    Two steps: the ids of the newest `cap + 1` matches first (on PostgreSQL an index-only
+    Two steps in one statement: the ids of the newest matches (on PostgreSQL an index-only
     scan of a covering partial index, whatever the window's size), then their records by
-    primary key. With `accept` (an exact test SQL does not do, e.g. circle distance),
-    further pages are read until `cap + 1` are accepted or the matches run out, so the cap
-    is filled with the most recent rows that really match. The order is total (ties
-    broken by id), so pages neither skip nor repeat rows.
+    primary key.
     """
-    newest = by_activity(select(Note.id, Note.last_activity_utc).where(*where)).limit(cap + 1)
-    kept: list[Row[Any]] = []
-    offset = 0
-    while True:
-        ids = (newest.offset(offset) if offset else newest).subquery("newest")
-        records = (
-            note_rows(viewer)
-            .join(ids, ids.c.id == Note.id)
-            .order_by(ids.c.last_activity_utc.desc(), ids.c.id.desc())
-        )
-        # Core execution on the session's connection: plain rows, no ORM result layer.
-        page = db.session.connection().execute(records).all()
-        kept.extend(page if accept is None else [row for row in page if accept(row)])
-        if len(kept) > cap:
-            return NoteList(kept[:cap], truncated=True)
-        if len(page) <= cap:
-            return NoteList(kept)
-        offset += len(page)
+    newest = (
+        by_activity(select(Note.id, Note.last_activity_utc).where(*where))
+        .limit(CAP_PLUS_ONE)
+        .subquery("newest")
+    )
+    return (
+        note_rows(viewer)
+        .join(newest, newest.c.id == Note.id)
+        .order_by(newest.c.last_activity_utc.desc(), newest.c.id.desc())
+    )
 
 
-def area_filter(area: Area) -> tuple[ColumnElement[bool], Callable[[Row[Any]], bool] | None]:
-    if isinstance(area, Circle):
-        return area.bounds().where(), area.row_test()
-    return area.where(), None
+CAP_PLUS_ONE = bindparam("cap_plus_one", type_=Integer)
 
 
-def _language_filter(content_language: str | None) -> Sequence[ColumnElement[bool]]:
+def capped(statement: Select[Any], params: dict[str, Any], cap: int) -> NoteList:
+    """Runs a `capped_statement`: at most `cap` records; `truncated` when more matched."""
+    # Core execution on the session's connection: plain rows, no ORM result layer.
+    result = db.session.connection().execute(statement, {**params, CAP_PLUS_ONE.key: cap + 1})
+    rows = list(result.all())
+    return NoteList(rows[:cap], truncated=len(rows) > cap)
+
+
+LANGUAGE = bindparam("content_language", type_=String)
+
+
+@functools.lru_cache(maxsize=16)
+def _public_statement(shape: tuple[str, bool], with_language: bool) -> Select[Any]:
+    area = circle_clause if shape[0] == "circle" else window_clause
+    filters = [note_policy.public_discovery_filter(), area(shape[1])]
+    if with_language:
+        filters.append(Note.content_language == LANGUAGE)
+    return capped_statement(ANONYMOUS, filters)
+
+
+def _language_params(content_language: str | None) -> dict[str, str]:
     if not content_language:
-        return ()
-    return (Note.content_language == canonical_language(content_language),)
+        return {}
+    return {LANGUAGE.key: canonical_language(content_language)}
 
 
 def public_notes(area: Area, *, content_language: str | None = None, cap: int) -> NoteList:
-    """Anonymous discovery in a window or circle (Public, and gated with no trackables)."""
-    where, accept = area_filter(area)
-    filters = [note_policy.public_discovery_filter(), where, *_language_filter(content_language)]
-    return capped(ANONYMOUS, filters, cap, accept)
+    """Anonymous discovery in a window or circle (Public, and gated with no trackables).
+    The same statement serves every request of an area's shape."""
+    language = _language_params(content_language)
+    statement = _public_statement(area.shape, bool(language))
+    return capped(statement, {**area.params(), **language}, cap)
 
 
 def profile_notes(
@@ -308,7 +215,8 @@ def page_notes(
 ) -> NoteList:
     """The notes of one public page (a profile's, a team's) in a window or circle that this
     viewer may open: the query rules shared by the profile and team nearby routes."""
-    where, accept = area_filter(area)
-    language = () if include_all_languages else _language_filter(content_language)
-    filters = [page, note_policy.visible_filter(viewer), where, *language]
-    return capped(viewer, filters, cap, accept)
+    language = {} if include_all_languages else _language_params(content_language)
+    filters = [page, note_policy.visible_filter(viewer), area.where()]
+    if language:
+        filters.append(Note.content_language == LANGUAGE)
+    return capped(capped_statement(viewer, filters), {**area.params(), **language}, cap)

@@ -25,7 +25,8 @@ from app.models.user import User
 from app.policies import notes as note_policy
 from app.services import categories, links
 from app.services.account_deletion import DeletionCounts, account_cleanup
-from app.services.discovery import Area, NoteList, area_filter, by_activity, note_rows
+from app.services.areas import Area
+from app.services.discovery import NoteList, by_activity, note_rows
 
 
 def _checked_position(latitude: float | None, longitude: float | None) -> None:
@@ -168,9 +169,11 @@ def list_notes(
     if content_language:
         language = categories.canonical_language(content_language)
         query = query.where(Note.content_language == language)
+    params = {}
     if area is not None:
-        query = query.where(area_filter(area)[0])
-    return NoteList(list(db.session.execute(by_activity(query)).all()))
+        query = query.where(area.where())
+        params = area.params()
+    return NoteList(list(db.session.execute(by_activity(query), params).all()))
 
 
 # --- note pages: comments and trackables -------------------------------------------------

@@ -44,7 +44,8 @@ from app.policies import notes as note_policy
 from app.policies import teams as team_policy
 from app.services import categories, discovery, links, notes
 from app.services.accounts import RESERVED_USER_NAMES
-from app.services.discovery import Area, NoteList
+from app.services.areas import Area
+from app.services.discovery import NoteList
 
 NAME_TAKEN = "A team with this name already exists."
 

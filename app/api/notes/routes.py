@@ -30,7 +30,8 @@ from app.errors import Unauthorized
 from app.extensions import db
 from app.models.category import OwnerScope
 from app.services import discovery, notes, teams
-from app.services.discovery import Bounds, Circle, NoteList
+from app.services.areas import Bounds, Circle
+from app.services.discovery import NoteList
 
 blp = Blueprint("notes", __name__, url_prefix="/api", description="Notes")
 

@@ -20,7 +20,8 @@ from app.models.note import (
     TITLE_MAX_LENGTH,
 )
 from app.policies import notes as note_policy
-from app.services.discovery import NOTE_RECORD_FIELDS, Bounds, Circle
+from app.services.areas import Bounds, Circle
+from app.services.discovery import NOTE_RECORD_FIELDS
 
 NOT_BLANK = validate.Regexp(r"\S", error="Must not be blank.")
 
