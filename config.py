@@ -68,7 +68,8 @@ class Config:
 
     # Database
     SQLALCHEMY_DATABASE_URI = database_url()
-    SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
+    # A pooled connection idle longer than this is pinged before use (app.database).
+    DATABASE_PING_AFTER_IDLE_SECONDS = env_float("DATABASE_PING_AFTER_IDLE_SECONDS", 1.0)
 
     # Request bodies: JSON bodies and image uploads share one hard cap (20 MB images + form).
     MAX_CONTENT_LENGTH = env_int("MAX_CONTENT_LENGTH", 21 * 1024 * 1024)

@@ -203,9 +203,7 @@ def test_healthz_and_readyz(api):
 def test_readyz_is_503_problem_when_database_is_unreachable(database_url, tmp_path):
     from tests.conftest import make_test_app
 
-    broken = make_test_app(
-        "postgresql://nobody@127.0.0.1:1/none", tmp_path, SQLALCHEMY_ENGINE_OPTIONS={}
-    )
+    broken = make_test_app("postgresql://nobody@127.0.0.1:1/none", tmp_path)
     response = broken.test_client().get("/readyz")
     assert response.status_code == 503
     assert response.mimetype == "application/problem+json"

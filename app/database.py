@@ -1,0 +1,39 @@
+"""How the engine treats its pooled connections."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import event, exc
+from sqlalchemy.engine import Engine
+
+LAST_CHECKIN = "last_checkin"
+
+
+def ping_when_idle(engine: Engine, idle_seconds: float) -> None:
+    """Check a pooled connection with a round trip before use, but only when it has sat
+    idle in the pool for more than `idle_seconds`.
+
+    A connection used moments ago is alive; pinging it on every checkout (SQLAlchemy's
+    `pool_pre_ping`) costs a round trip per request, a large part of a fast read. A server
+    that restarted while the pool was idle is caught by the ping; one that restarts between
+    two requests fails the next request once, after which SQLAlchemy invalidates the pool.
+    A failed ping raises `DisconnectionError`, so the pool connects afresh and retries.
+    """
+    if engine.dialect.name == "sqlite":  # a file, no server that can go away
+        return
+
+    @event.listens_for(engine, "checkin")
+    def remember_checkin(dbapi_connection: Any, record: Any) -> None:
+        record.info[LAST_CHECKIN] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def ping_if_idle(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        last = record.info.get(LAST_CHECKIN)
+        if last is None or time.monotonic() - last <= idle_seconds:
+            return  # just connected, or used moments ago
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as error:
+            raise exc.DisconnectionError("the pooled connection did not answer") from error

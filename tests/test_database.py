@@ -1,0 +1,87 @@
+"""Pooled connections are checked with a round trip only after sitting idle (app.database)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlalchemy import text
+
+from app.extensions import db
+from tests.conftest import make_test_app
+
+
+@pytest.fixture
+def postgresql_url(database_url):
+    if not database_url.startswith("postgresql"):
+        pytest.skip("pings concern a database server")
+    return database_url
+
+
+@pytest.fixture
+def pings(monkeypatch):
+    """Counts the liveness pings of every engine's dialect."""
+    from sqlalchemy.dialects.postgresql.psycopg2 import PGDialect_psycopg2
+
+    calls = []
+    do_ping = PGDialect_psycopg2.do_ping
+
+    def counting(self, dbapi_connection):
+        calls.append(dbapi_connection)
+        return do_ping(self, dbapi_connection)
+
+    monkeypatch.setattr(PGDialect_psycopg2, "do_ping", counting)
+    return calls
+
+
+def backend_pid() -> int:
+    with db.engine.connect() as connection:
+        return connection.execute(text("SELECT pg_backend_pid()")).scalar_one()
+
+
+def app_pinging_after(database_url, tmp_path, seconds):
+    return make_test_app(database_url, tmp_path, DATABASE_PING_AFTER_IDLE_SECONDS=seconds)
+
+
+def test_a_connection_used_moments_ago_is_not_pinged(postgresql_url, tmp_path, pings):
+    app = app_pinging_after(postgresql_url, tmp_path, 3600)
+    with app.app_context():
+        first, second = backend_pid(), backend_pid()
+        db.engine.dispose()
+
+    assert first == second
+    assert pings == []
+
+
+def test_a_connection_idle_past_the_limit_is_pinged(postgresql_url, tmp_path, pings):
+    app = app_pinging_after(postgresql_url, tmp_path, 0.05)
+    with app.app_context():
+        first = backend_pid()
+        time.sleep(0.1)
+        second = backend_pid()
+        db.engine.dispose()
+
+    assert first == second
+    assert len(pings) == 1
+
+
+def test_a_dead_idle_connection_is_replaced_before_use(postgresql_url, tmp_path, pings):
+    app = app_pinging_after(postgresql_url, tmp_path, 0)
+    with app.app_context():
+        with db.engine.connect() as killer:  # held, so the victim is another connection
+            dead = backend_pid()
+            killer.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": dead})
+        time.sleep(0.2)  # the server ends the backend asynchronously
+
+        # Both pooled connections in use at once: without the ping one would be the dead
+        # one, and its first statement would fail.
+        with db.engine.connect() as first, db.engine.connect() as second:
+            pids = {
+                connection.execute(text("SELECT pg_backend_pid()")).scalar_one()
+                for connection in (first, second)
+            }
+        db.engine.dispose()
+
+    assert dead not in pids
+    assert len(pids) == 2
+    assert pings
