@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import Integer, Row, Select, String, bindparam, select, type_coerce
+from sqlalchemy import Integer, Select, String, bindparam, select, type_coerce
+from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import Compiled
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.functions import FunctionElement
 
@@ -109,7 +111,7 @@ def note_rows(viewer: Viewer) -> Select[Any]:
 
 @dataclass
 class NoteList:
-    rows: list[Row[Any]]
+    rows: list[Sequence[Any]]
     truncated: bool = False
 
 
@@ -143,12 +145,65 @@ def capped_statement(viewer: Viewer, where: Sequence[ColumnElement[bool]]) -> Se
 CAP_PLUS_ONE = bindparam("cap_plus_one", type_=Integer)
 
 
-def capped(statement: Select[Any], params: dict[str, Any], cap: int) -> NoteList:
+def capped(
+    statement: Select[Any], params: dict[str, Any], cap: int, *, reused: bool = False
+) -> NoteList:
     """Runs a `capped_statement`: at most `cap` records; `truncated` when more matched."""
-    # Core execution on the session's connection: plain rows, no ORM result layer.
-    result = db.session.connection().execute(statement, {**params, CAP_PLUS_ONE.key: cap + 1})
-    rows = list(result.all())
+    rows = read_rows(statement, {**params, CAP_PLUS_ONE.key: cap + 1}, reused=reused)
     return NoteList(rows[:cap], truncated=len(rows) > cap)
+
+
+def read_rows(
+    statement: Select[Any], params: dict[str, Any], *, reused: bool = False
+) -> list[Sequence[Any]]:
+    """The rows of one SELECT, as plain rows (no ORM result layer).
+
+    `reused` says the statement object is built once and run for many requests, its
+    numbers bound parameters (anonymous discovery). On PostgreSQL such a statement, when
+    the request has no transaction open, takes the short way (`_run_alone`). Every other
+    read runs on the request's session, inside its transaction, so it sees what the
+    request has flushed.
+    """
+    # A request that has not touched the session has no transaction (and needs no session).
+    in_transaction = db.session.registry.has() and db.session().in_transaction()
+    if in_transaction or not reused or db.engine.dialect.name != "postgresql":
+        return list(db.session.connection().execute(statement, params).all())
+    return _run_alone(_compiled(statement, db.engine.dialect), params)
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(statement: Select[Any], dialect: Dialect) -> Compiled:
+    """A reused statement's SQL for one database dialect, compiled once."""
+    return statement.compile(dialect=dialect)
+
+
+def _run_alone(compiled: Compiled, params: dict[str, Any]) -> list[Sequence[Any]]:
+    """One PostgreSQL statement on a pooled connection of its own, in autocommit, through
+    the driver. Measured on the discovery benchmark (bench/README.md), each step spares
+    time a fast read cannot afford:
+
+    - autocommit: one statement already reads one consistent snapshot; BEGIN and ROLLBACK
+      would add two round trips. psycopg2's own switch is client-side, whereas SQLAlchemy's
+      AUTOCOMMIT isolation level costs a `SET default_transaction_isolation` on reset.
+    - the SQL compiled once: SQLAlchemy's statement cache looks the whole statement up on
+      every execution, and its result layer builds a row object per row. psycopg2 already
+      returns every column as the API writes it (text ids and times, floats, booleans).
+    """
+    connection = db.engine.raw_connection()
+    driver: Any = connection.driver_connection  # a psycopg2 connection
+    try:
+        driver.autocommit = True
+        with driver.cursor() as cursor:
+            cursor.execute(compiled.string, compiled.construct_params(params))
+            return list(cursor.fetchall())
+    except Exception:
+        if driver.closed:  # the server went away: never hand this connection out again
+            connection.invalidate()
+        raise
+    finally:
+        if not driver.closed:
+            driver.autocommit = False
+        connection.close()
 
 
 LANGUAGE = bindparam("content_language", type_=String)
@@ -174,7 +229,7 @@ def public_notes(area: Area, *, content_language: str | None = None, cap: int) -
     The same statement serves every request of an area's shape."""
     language = _language_params(content_language)
     statement = _public_statement(area.shape, bool(language))
-    return capped(statement, {**area.params(), **language}, cap)
+    return capped(statement, {**area.params(), **language}, cap, reused=True)
 
 
 def profile_notes(
