@@ -93,7 +93,9 @@ def register_errors(app: Flask) -> None:
     def discard_uncommitted(error: BaseException | None) -> None:
         # A route commits once when it succeeds; whatever a failed request flushed is
         # discarded here, even when the app context outlives the request (tests, CLI).
-        db.session.rollback()
+        # A request that never touched the session has nothing to discard.
+        if db.session.registry.has():
+            db.session.rollback()
 
 
 def register_cli(app: Flask) -> None:
