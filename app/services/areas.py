@@ -163,12 +163,3 @@ class Circle:
 
 
 Area = Bounds | Circle
-
-
-def distance_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    """Great-circle distance by the haversine formula."""
-    phi1, phi2 = math.radians(lat1), math.radians(lat2)
-    half_dphi = (phi2 - phi1) / 2
-    half_dlambda = math.radians(lon2 - lon1) / 2
-    a = math.sin(half_dphi) ** 2 + math.cos(phi1) * math.cos(phi2) * math.sin(half_dlambda) ** 2
-    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(a)))

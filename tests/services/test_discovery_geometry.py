@@ -3,13 +3,23 @@ the test database itself (SQLite and PostgreSQL evaluate the same expression).""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
 from sqlalchemy import Column, Float, Integer, MetaData, Table, insert, select
 
 from app.extensions import db
-from app.services.areas import Circle, circle_clause, distance_km
+from app.services.areas import EARTH_RADIUS_KM, Circle, circle_clause
+
+
+def distance_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """The reference: great-circle distance by the haversine formula."""
+    phi1, phi2 = math.radians(lat1), math.radians(lat2)
+    half_dphi = (phi2 - phi1) / 2
+    half_dlambda = math.radians(lon2 - lon1) / 2
+    a = math.sin(half_dphi) ** 2 + math.cos(phi1) * math.cos(phi2) * math.sin(half_dlambda) ** 2
+    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(a)))
 
 
 def random_points(circle: Circle, count: int) -> list[tuple[int, float, float]]:
