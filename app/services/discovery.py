@@ -188,6 +188,9 @@ def _run_alone(compiled: Compiled, params: dict[str, Any]) -> list[Sequence[Any]
     - the SQL compiled once: SQLAlchemy's statement cache looks the whole statement up on
       every execution, and its result layer builds a row object per row. psycopg2 already
       returns every column as the API writes it (text ids and times, floats, booleans).
+
+    Being below SQLAlchemy's Connection, it emits no execution events and is not echoed
+    by SQLALCHEMY_ECHO; the pool's events (ping_when_idle) still apply.
     """
     connection = db.engine.raw_connection()
     driver: Any = connection.driver_connection  # a psycopg2 connection
