@@ -18,7 +18,8 @@ def ping_when_idle(engine: Engine, idle_seconds: float) -> None:
     A connection used moments ago is alive; pinging it on every checkout (SQLAlchemy's
     `pool_pre_ping`) costs a round trip per request, a large part of a fast read. A server
     that restarted while the pool was idle is caught by the ping; one that restarts between
-    two requests fails the next request once, after which SQLAlchemy invalidates the pool.
+    two requests fails the next request once, after which the broken connection is dropped
+    (SQLAlchemy invalidates the whole pool; discovery's driver-level read, its own one).
     A failed ping raises `DisconnectionError`, so the pool connects afresh and retries.
     """
     if engine.dialect.name == "sqlite":  # a file, no server that can go away
