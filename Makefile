@@ -26,6 +26,7 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy app
+	$(BIN)/lint-imports
 
 fmt: $(VENV)/.installed
 	$(BIN)/ruff format .

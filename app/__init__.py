@@ -31,6 +31,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     for register in (
         register_extensions,
+        register_area_hooks,
         register_blueprints,
         register_errors,
         register_cli,
@@ -38,6 +39,29 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     ):
         register(app)
     return app
+
+
+def register_area_hooks(app: Flask) -> None:
+    """Everything areas plug into shared flows, in the order it runs (app.hooks)."""
+    from app.hooks import AreaHooks
+    from app.policies import notes as note_policy
+    from app.policies import teams as team_policy
+    from app.services import categories, identity, notes, teams
+
+    app.extensions["area_hooks"] = AreaHooks(
+        viewer_parts=(
+            team_policy.active_team_roles,  # Viewer.team_roles
+            note_policy.account_unlocks,  # Viewer.unlocked_trackable_ids (account)
+        ),
+        account_cleanups=(
+            # Teams first: a sole admin's team passes on or is dismantled, and the user's
+            # notes in remaining teams go to an admin before the user's notes are deleted.
+            teams.end_account_memberships,
+            notes.delete_account_notes,
+            categories.delete_account_categories,  # after the notes in them
+            identity.remove_identity_data,  # tokens, codes: last
+        ),
+    )
 
 
 def check_production_secrets(app: Flask) -> None:
@@ -61,7 +85,7 @@ def register_extensions(app: Flask) -> None:
     from app import models  # noqa: F401 - every table on the metadata
     from app.auth import register_jwt
     from app.database import ping_when_idle
-    from app.extensions import api, db, jwt, limiter, migrate
+    from app.extensions import db, jwt, limiter, migrate
     from app.jsonprovider import OrjsonProvider
     from app.logs import configure_logging
 
@@ -74,7 +98,6 @@ def register_extensions(app: Flask) -> None:
     jwt.init_app(app)
     register_jwt(app)
     limiter.init_app(app)
-    api.init_app(app)
 
 
 def register_blueprints(app: Flask) -> None:
@@ -86,8 +109,9 @@ def register_blueprints(app: Flask) -> None:
 def register_errors(app: Flask) -> None:
     from app.errors import register_errors as register
     from app.extensions import db
+    from app.services import compliance
 
-    register(app)
+    register(app, track_unexpected=compliance.track_unexpected_error)
 
     @app.teardown_request
     def discard_uncommitted(error: BaseException | None) -> None:

@@ -8,21 +8,20 @@ machine"), stops working at the next request.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Flask, Response, g, has_request_context
-from flask_jwt_extended import create_access_token, get_jwt, verify_jwt_in_request
+from flask_jwt_extended import create_access_token, verify_jwt_in_request
 from flask_jwt_extended.exceptions import NoAuthorizationError
 
 from app.errors import problem
 from app.extensions import db, jwt
+from app.hooks import area_hooks
+from app.models.team import TeamRole
 from app.models.user import User
-
-TEAM_ADMIN = "admin"
-TEAM_MEMBER = "member"
 
 
 @dataclass(frozen=True)
@@ -32,12 +31,20 @@ class Viewer:
     user: User | None = None
     is_superadmin: bool = False
     unlocked_trackable_ids: frozenset[uuid.UUID] = frozenset()
-    # Active team memberships: team id -> TEAM_ADMIN or TEAM_MEMBER.
-    team_roles: Mapping[uuid.UUID, str] = field(default_factory=dict)
+    # Active team memberships: team id -> role.
+    team_roles: Mapping[uuid.UUID, TeamRole] = field(default_factory=dict)
 
     @property
     def user_id(self) -> uuid.UUID | None:
         return self.user.id if self.user is not None else None
+
+    @property
+    def account(self) -> User:
+        """The signed-in user, for use cases whose routes `@blp.auth()` guards: sign-in is
+        required there, once, and its absence here is a programming error, not a 401."""
+        if self.user is None:
+            raise LookupError("This use case needs a signed-in viewer (a guarded route).")
+        return self.user
 
     @property
     def is_authenticated(self) -> bool:
@@ -47,25 +54,18 @@ class Viewer:
         return team_id is not None and team_id in self.team_roles
 
     def is_admin_of(self, team_id: uuid.UUID | None) -> bool:
-        return team_id is not None and self.team_roles.get(team_id) == TEAM_ADMIN
+        return team_id is not None and self.team_roles.get(team_id) == TeamRole.ADMIN
 
 
 ANONYMOUS = Viewer()
 
-# Areas add to the Viewer without this module knowing them: each part returns keyword
-# values for Viewer (e.g. the trackables area adds `unlocked_trackable_ids`).
-ViewerPart = Callable[[User | None], Mapping[str, Any]]
-_viewer_parts: list[ViewerPart] = []
-
-
-def viewer_part(func: ViewerPart) -> ViewerPart:
-    _viewer_parts.append(func)
-    return func
-
 
 def build_viewer(user: User | None) -> Viewer:
+    """The Viewer of `user`, with every area's part (sets of ids are merged)."""
     values: dict[str, Any] = {"user": user, "is_superadmin": bool(user and user.is_superadmin)}
-    for part in _viewer_parts:
+    # Areas add to the Viewer without this module knowing them (app.hooks): the teams area
+    # adds `team_roles`, the notes area the account's `unlocked_trackable_ids`.
+    for part in area_hooks().viewer_parts:
         for key, value in part(user).items():
             if isinstance(value, frozenset) and key in values:
                 value = values[key] | value
@@ -92,14 +92,6 @@ def issue_access_token(user: User) -> str:
     return create_access_token(
         identity=str(user.id), additional_claims={"stamp": user.security_stamp}
     )
-
-
-def token_user_id() -> uuid.UUID | None:
-    claims = get_jwt()
-    try:
-        return uuid.UUID(str(claims.get("sub")))
-    except ValueError:
-        return None
 
 
 def _bearer_problem(detail: str, error: str = "invalid_token") -> Response:
@@ -170,7 +162,3 @@ def register_jwt(app: Flask) -> None:
     @jwt.needs_fresh_token_loader
     def needs_fresh(header: dict[str, Any], payload: dict[str, Any]) -> Response:
         return _bearer_problem("A fresh sign-in is required.")
-
-
-def ids(values: Iterable[Any]) -> frozenset[uuid.UUID]:
-    return frozenset(uuid.UUID(str(value)) for value in values)

@@ -29,7 +29,7 @@ def grant_superadmin(email: str) -> None:
 @seed_cli.command("demo")
 def seed_demo() -> None:
     """Create a small realistic data set for trying the API (safe to run twice)."""
-    from app.services.demo import seed_demo_notes, seed_demo_users
+    from app.seed import seed_demo_notes, seed_demo_users
 
     click.echo(seed_demo_users())
     click.echo(seed_demo_notes())

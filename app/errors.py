@@ -9,7 +9,7 @@ unexpected exception, which becomes a 500 carrying a tracked `ticketNumber`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -103,13 +103,6 @@ class UnsupportedMediaType(ApiError):
     status, title = 415, "Unsupported media type"
 
 
-class TooManyRequests(ApiError):
-    status, title = 429, "Too many requests"
-
-    def __init__(self, detail: str, *, retry_after: int, **extra: Any) -> None:
-        super().__init__(detail, headers={"Retry-After": str(max(1, retry_after))}, **extra)
-
-
 TRACKABLE_ERROR_STATUS = {
     "trackable_not_found": 404,
     "trackable_comment_not_found": 404,
@@ -175,11 +168,8 @@ def _retry_after_seconds(error: HTTPException) -> int:
     return 60
 
 
-def unexpected_error_response(error: Exception) -> Response:
-    """A 500 with a ticket number that is logged and stored as a tracked system error."""
-    from app.services.compliance import track_unexpected_error
-
-    ticket = track_unexpected_error(error)
+def unexpected_error_response(ticket: str) -> Response:
+    """A 500 carrying the ticket number under which the failure was tracked."""
     return problem(
         500,
         "Internal server error",
@@ -188,7 +178,11 @@ def unexpected_error_response(error: Exception) -> Response:
     )
 
 
-def register_errors(app: Flask) -> None:
+def register_errors(app: Flask, track_unexpected: Callable[[Exception], str]) -> None:
+    """`track_unexpected` logs and stores an unexpected failure and returns its ticket
+    number (the compliance area's; the factory passes it in)."""
     app.register_error_handler(ApiError, lambda error: error.to_response())
-    app.register_error_handler(Exception, unexpected_error_response)
+    app.register_error_handler(
+        Exception, lambda error: unexpected_error_response(track_unexpected(error))
+    )
     # HTTPException is handled by the Api (flask-smorest) subclass in app.api.base.

@@ -8,7 +8,6 @@ from flask_limiter import Limiter
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 
-from app.api.base import Api
 from app.models.base import Base, render_item
 
 
@@ -22,5 +21,4 @@ def client_ip() -> str:
 db = SQLAlchemy(model_class=Base)
 migrate = Migrate(render_as_batch=True, compare_type=True, render_item=render_item)
 jwt = JWTManager()
-api = Api()
 limiter = Limiter(key_func=client_ip, default_limits=[])

@@ -11,7 +11,40 @@ import orjson
 from flask import Response
 from flask.json.provider import JSONProvider
 
-from app.api.base import loads_strict
+from app.errors import ApiError
+
+# --- strict JSON -------------------------------------------------------------------------
+
+
+class InvalidJson(ApiError):
+    title = "Invalid JSON"
+
+
+def loads_strict(data: bytes | str, *, max_depth: int = 32) -> Any:
+    """Parse JSON refusing NaN/Infinity, NUL characters and documents nested too deeply."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise InvalidJson(f"The request body is not valid JSON: {error.msg}.") from None
+    check_json_value(value, max_depth=max_depth)
+    return value
+
+
+def check_json_value(value: Any, *, max_depth: int) -> None:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise InvalidJson("Text must not contain NUL characters.")
+        elif isinstance(item, dict | list):
+            if depth > max_depth:
+                raise InvalidJson(f"JSON nested deeper than {max_depth} levels is refused.")
+            children = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, child in children:
+                if isinstance(key, str) and "\x00" in key:
+                    raise InvalidJson("Text must not contain NUL characters.")
+                stack.append((child, depth + 1))
 
 
 def _default(value: Any) -> Any:

@@ -186,7 +186,7 @@ def copy_rows(connection: object, table: str, rows: Iterator[dict[str, object]])
 
 
 def seed_users(connection: object, count: int, rng: random.Random) -> list[str]:
-    from app.services.passwords import hash_password
+    from app.services.identity import hash_password
 
     password_hash = hash_password("bench-password-not-for-use")
     now = datetime.now(UTC)

@@ -157,5 +157,5 @@ def links(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any]]:
             raise ApiError("The link could not be verified.")
         return url.strip().lower(), description or "Page title"
 
-    monkeypatch.setattr("app.services.links.revalidate_link", revalidate)
+    monkeypatch.setattr("app.services.shared.links.revalidate_link", revalidate)
     return calls

@@ -12,7 +12,7 @@ from app.models.enums import NoteVisibility
 from app.models.note import Note, NoteComment
 from app.models.trackable import Trackable, TrackableUnlock
 from app.models.user import User
-from app.services.passwords import hash_password
+from app.services.identity.passwords import hash_password
 
 _sequence = itertools.count(1)
 DEFAULT_PASSWORD = "correct-horse-battery-9"
@@ -110,7 +110,7 @@ def make_note(
     **fields: Any,
 ) -> Note:
     """A note (private unless told); its category is made in the owner's (or team's) tree."""
-    from app.services.notes import refresh_discoverability
+    from app.services.notes.notes import refresh_discoverability
 
     owner = owner or make_user()
     if category is None:
@@ -154,7 +154,7 @@ def make_trackable(
 
 def attach_trackable(note: Note, trackable: Trackable | None = None) -> Trackable:
     """Attach (a new) trackable to the note through the service, as attaching does."""
-    from app.services.notes import attach_trackable as attach
+    from app.services.notes.notes import attach_trackable as attach
 
     trackable = trackable or make_trackable(db.session.get(User, note.owner_user_id))
     attach(note, trackable)
@@ -235,7 +235,7 @@ def make_invite_link(
 ) -> Any:
     """An invite link of `team` made by `creator` (who should be one of its admins)."""
     from app.models.team import TeamInviteLink
-    from app.services.invite_links import new_code
+    from app.services.teams.invite_links import new_code
 
     link = TeamInviteLink(
         team_id=team.id,
@@ -247,3 +247,10 @@ def make_invite_link(
     db.session.add(link)
     db.session.commit()
     return link
+
+
+def count_rows(model: Any, *where: Any) -> int:
+    """How many rows of `model` match `where`."""
+    from sqlalchemy import func, select
+
+    return db.session.scalar(select(func.count()).select_from(model).where(*where)) or 0

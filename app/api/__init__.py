@@ -1,20 +1,24 @@
-"""API blueprints, one per area of the contract."""
+"""API blueprints, one per area of the contract, on one flask-smorest Api."""
 
 from __future__ import annotations
 
 from flask import Flask
 
+from app.api.base import Api
+
+api = Api()
+
 
 def register_blueprints(app: Flask) -> None:
     from app.api.categories.routes import blp as categories_blp
-    from app.api.categories.team_routes import blp as team_categories_blp
+    from app.api.categories.routes import team_blp as team_categories_blp
     from app.api.identity import blp as identity_blp
     from app.api.links.routes import blp as links_blp
     from app.api.notes.routes import blp as notes_blp
     from app.api.system.routes import blp as system_blp
     from app.api.teams import blp as teams_blp
-    from app.extensions import api
 
+    api.init_app(app)
     for blueprint in (
         system_blp,
         links_blp,

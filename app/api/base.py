@@ -13,7 +13,6 @@ from typing import Any
 
 import flask_smorest
 import marshmallow as ma
-import orjson
 from apispec import BasePlugin
 from flask import Flask, Request, Response, g
 from flask_jwt_extended import verify_jwt_in_request
@@ -25,50 +24,16 @@ from werkzeug.exceptions import HTTPException
 
 from app.errors import (
     PROBLEM_JSON,
-    ApiError,
     UnsupportedMediaType,
     ValidationFailed,
     http_exception_response,
 )
+from app.jsonprovider import InvalidJson, loads_strict
 
 
 def camelcase(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
-# --- strict JSON -------------------------------------------------------------------------
-
-
-class InvalidJson(ApiError):
-    title = "Invalid JSON"
-
-
-def loads_strict(data: bytes | str, *, max_depth: int = 32) -> Any:
-    """Parse JSON refusing NaN/Infinity, NUL characters and documents nested too deeply."""
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError as error:
-        raise InvalidJson(f"The request body is not valid JSON: {error.msg}.") from None
-    check_json_value(value, max_depth=max_depth)
-    return value
-
-
-def check_json_value(value: Any, *, max_depth: int) -> None:
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                raise InvalidJson("Text must not contain NUL characters.")
-        elif isinstance(item, dict | list):
-            if depth > max_depth:
-                raise InvalidJson(f"JSON nested deeper than {max_depth} levels is refused.")
-            children = item.items() if isinstance(item, dict) else enumerate(item)
-            for key, child in children:
-                if isinstance(key, str) and "\x00" in key:
-                    raise InvalidJson("Text must not contain NUL characters.")
-                stack.append((child, depth + 1))
 
 
 # --- request parsing ---------------------------------------------------------------------

@@ -53,6 +53,14 @@ class JoinPolicy(StrEnum):
     INVITE_ONLY = "InviteOnly"  # no requests; an invitation or invite link makes a member
 
 
+class TeamRole(StrEnum):
+    """A member's role in a team, as the API writes it (`role`) and `Viewer.team_roles`
+    holds it."""
+
+    ADMIN = "Admin"
+    MEMBER = "Member"
+
+
 class PageVisibility(StrEnum):
     """Who sees the team's public page and its notes in public team routes."""
 

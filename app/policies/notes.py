@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import and_, case, exists, null, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
-from app.auth import Viewer, viewer_part
+from app.auth import Viewer
 from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.models.category import OwnerScope
@@ -152,71 +152,13 @@ def require_comment(viewer: Viewer, note: Note) -> None:
         raise Forbidden("This note only accepts comments from its team's members.")
 
 
-def require_scope(viewer: Viewer, scope: OwnerScope) -> None:
-    """Personal trees belong to their user; a team's tree to its active members (404)."""
-    if scope.team_id is not None:
-        if not viewer.is_member_of(scope.team_id):
-            raise NotFound("Team not found.")
-    elif viewer.user_id is None or scope.user_id != viewer.user_id:
-        raise NotFound("Category not found.")
-
-
-# --- team notes --------------------------------------------------------------------------
-#
-# Who may do what with a team's notes (contract: Teams). Every action needs an active
-# member of the team: for anyone else the team's workspace is hidden (404). On an existing
-# note, changing it, taking it out of the team or deleting it is its author's or a team
-# admin's (`can_manage`); another member gets 403.
-
-TeamNoteAction = Literal[
-    "list", "create", "export_gpx", "import_gpx", "edit", "remove_from_team", "delete"
-]
-TEAM_NOTE_RULES: dict[TeamNoteAction, Literal["member", "author_or_admin"]] = {
-    "list": "member",
-    "create": "member",
-    "export_gpx": "member",
-    "import_gpx": "member",
-    "edit": "author_or_admin",
-    "remove_from_team": "author_or_admin",
-    "delete": "author_or_admin",
-}
-
-
-def can_act_on_team_notes(
-    viewer: Viewer, team_id: uuid.UUID, action: TeamNoteAction, note: Note | None = None
-) -> bool:
-    if not viewer.is_member_of(team_id):
-        return False
-    if TEAM_NOTE_RULES[action] == "member":
-        return True
-    return note is not None and note.team_id == team_id and can_manage(viewer, note)
-
-
-def require_team_note_action(
-    viewer: Viewer, team_id: uuid.UUID, action: TeamNoteAction, note_id: uuid.UUID | None = None
-) -> Note | None:
-    """404 outside the team's workspace or for a note that is not one of its live notes;
-    403 for a member the rule leaves out. Returns the note when one is named."""
-    require_scope(viewer, OwnerScope.team(team_id))
-    note = db.session.get(Note, note_id) if note_id is not None else None
-    if note_id is not None and (note is None or note.is_deleted or note.team_id != team_id):
-        raise NotFound("Note not found.")
-    if not can_act_on_team_notes(viewer, team_id, action, note):
-        raise Forbidden("Only the note's author or a team admin may change this team note.")
-    return note
-
-
 # --- the viewer's unlocked trackables ----------------------------------------------------
 
 
-@viewer_part
 def account_unlocks(user: User | None) -> Mapping[str, Any]:
-    """A signed-in viewer's unlocked trackables, as stored on the account.
-
-    TODO(trackables): the signed cookie of an anonymous client's active sessions comes with
-    the trackables area as its own viewer part for `unlocked_trackable_ids`; build_viewer
-    merges the sets. This part may move there too.
-    """
+    """A signed-in viewer's unlocked trackables, as stored on the account (the signed
+    cookie of an anonymous client's sessions comes with the trackables area, as a part of
+    its own; build_viewer merges the sets)."""
     if user is None:
         return {}
     unlocked = db.session.scalars(

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from sqlalchemy import select
 
-from app.auth import TEAM_ADMIN, TEAM_MEMBER, Viewer, viewer_part
+from app.auth import Viewer
 from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.models.team import (
@@ -30,6 +30,7 @@ from app.models.team import (
     PageVisibility,
     Team,
     TeamMembership,
+    TeamRole,
     team_slug,
 )
 from app.models.user import User
@@ -37,9 +38,8 @@ from app.models.user import User
 # --- the viewer's teams ------------------------------------------------------------------
 
 
-@viewer_part
 def active_team_roles(user: User | None) -> Mapping[str, Any]:
-    """Viewer.team_roles: team id -> TEAM_ADMIN or TEAM_MEMBER, active memberships only."""
+    """Viewer.team_roles: team id -> role, active memberships only."""
     if user is None:
         return {}
     rows = db.session.execute(
@@ -49,7 +49,9 @@ def active_team_roles(user: User | None) -> Mapping[str, Any]:
         )
     )
     return {
-        "team_roles": {team_id: TEAM_ADMIN if admin else TEAM_MEMBER for team_id, admin in rows}
+        "team_roles": {
+            team_id: TeamRole.ADMIN if admin else TeamRole.MEMBER for team_id, admin in rows
+        }
     }
 
 

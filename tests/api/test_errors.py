@@ -10,9 +10,9 @@ import pytest
 from flask import Flask
 from marshmallow import fields, validate
 
+from app.api import api as smorest_api
 from app.api.base import Blueprint, Schema
 from app.auth import issue_access_token
-from app.extensions import api as smorest_api
 from app.extensions import db, limiter
 from app.models.compliance import ContentReport
 from tests.conftest import ApiClient, assert_problem, make_test_app

@@ -1,8 +1,11 @@
-"""Personal category routes (contract: Categories). The team equivalents reuse the same
-service functions with a team scope."""
+"""Category routes (contract: Categories; Teams): the seven routes of a category tree,
+served twice from one implementation, for the caller's personal tree under
+`/api/categories/mine` and for a team's tree under `/api/teams/{teamId}/categories`. The
+scope is the only difference; who may use it is policies.categories."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
@@ -19,8 +22,8 @@ from app.api.categories.schemas import (
     CategorySectionSchema,
     CategoryTreeNodeSchema,
 )
-from app.auth import Viewer, current_viewer
-from app.errors import Unauthorized
+from app.api.scopes import my_scope, team_scope
+from app.auth import current_viewer
 from app.extensions import db
 from app.models.category import OwnerScope
 from app.services import categories
@@ -28,116 +31,130 @@ from app.services import categories
 blp = Blueprint(
     "categories", __name__, url_prefix="/api/categories", description="Personal categories"
 )
+team_blp = Blueprint(
+    "team_categories", __name__, url_prefix="/api/teams", description="Team categories"
+)
+
+ScopeOf = Callable[..., OwnerScope]  # the path's parameters -> the tree's scope
 
 
-def _mine(viewer: Viewer) -> OwnerScope:
-    """The caller's personal scope (routes using it require a bearer token)."""
-    if viewer.user_id is None:
-        raise Unauthorized()
-    return OwnerScope.personal(viewer.user_id)
+def _documented(summary: str, description: str) -> Callable[[Any], Any]:
+    """Set a route's docstring (its OpenAPI summary and description) before the
+    decorators that copy it wrap the function."""
+
+    def decorate(func: Any) -> Any:
+        func.__doc__ = f"{summary}\n\n{description}"
+        return func
+
+    return decorate
 
 
-@blp.route("/mine", methods=["GET"])
-@blp.auth()
-@blp.arguments(CategoryListQuerySchema, location="query")
-@blp.response(200, CategorySchema(many=True))
-def list_my_categories(query: dict) -> Any:
-    """List my categories
+def add_category_routes(blp: Blueprint, base: str, scope_of: ScopeOf, *, whose: str) -> None:
+    """The seven routes of one kind of tree on `blp`, under `base`; `whose` names the tree
+    in the summaries ("my", "a team's")."""
+    one = f"{base}/<uuid:category_id>"
 
-    Every category of every language (or of `contentLanguage`), by language then name.
-    """
-    viewer = current_viewer()
-    return categories.list_categories(viewer, _mine(viewer), query.get("content_language"))
-
-
-@blp.route("/mine/tree", methods=["GET"])
-@blp.auth()
-@blp.arguments(CategoryListQuerySchema, location="query")
-@blp.response(200, CategoryTreeNodeSchema(many=True))
-def get_my_category_tree(query: dict) -> Any:
-    """Get my category tree
-
-    The root categories with their `children` nested, recursively; siblings by name.
-    """
-    viewer = current_viewer()
-    return categories.tree(viewer, _mine(viewer), query.get("content_language"))
-
-
-@blp.route("/mine/tree/sections", methods=["GET"])
-@blp.auth()
-@blp.arguments(CategoryListQuerySchema, location="query")
-@blp.response(200, CategorySectionSchema(many=True))
-def list_my_category_sections(query: dict) -> Any:
-    """List my category sections
-
-    One section node per content language, holding its root categories with
-    `childCategoryCount` (expand them with tree/children).
-    """
-    viewer = current_viewer()
-    return categories.sections(viewer, _mine(viewer), query.get("content_language"))
-
-
-@blp.route("/mine/tree/children", methods=["GET"])
-@blp.auth()
-@blp.arguments(CategoryChildrenQuerySchema, location="query")
-@blp.response(200, CategoryNodeSchema(many=True))
-def list_my_category_children(query: dict) -> Any:
-    """List the direct children of a category
-
-    With `childCategoryCount` on each; without `parentCategoryId`, the root categories.
-    404 when the parent is not one of the caller's categories.
-    """
-    viewer = current_viewer()
-    return categories.children(
-        viewer, _mine(viewer), query.get("parent_category_id"), query.get("content_language")
+    @blp.route(base, methods=["GET"])
+    @blp.auth()
+    @blp.arguments(CategoryListQuerySchema, location="query")
+    @blp.response(200, CategorySchema(many=True))
+    @_documented(
+        f"List {whose} categories",
+        "Every category of every language (or of `contentLanguage`), by language then name.",
     )
+    def list_categories(query: dict, **path: Any) -> Any:
+        scope = scope_of(**path)
+        return categories.list_categories(current_viewer(), scope, query.get("content_language"))
 
-
-@blp.route("/mine", methods=["POST"])
-@blp.auth()
-@blp.arguments(CategoryCreateSchema)
-@blp.response(201, CategorySchema)
-def create_my_category(data: dict) -> Any:
-    """Create a category
-
-    Under `parentCategoryId` (same content language) or, without one, as a root.
-    """
-    viewer = current_viewer()
-    category = categories.create_category(
-        viewer,
-        _mine(viewer),
-        default_language=current_app.config["DEFAULT_CONTENT_LANGUAGE"],
-        **data,
+    @blp.route(f"{base}/tree", methods=["GET"])
+    @blp.auth()
+    @blp.arguments(CategoryListQuerySchema, location="query")
+    @blp.response(200, CategoryTreeNodeSchema(many=True))
+    @_documented(
+        f"Get {whose} category tree",
+        "The root categories with their `children` nested, recursively; siblings by name.",
     )
-    db.session.commit()
-    return category
+    def get_category_tree(query: dict, **path: Any) -> Any:
+        return categories.tree(current_viewer(), scope_of(**path), query.get("content_language"))
+
+    @blp.route(f"{base}/tree/sections", methods=["GET"])
+    @blp.auth()
+    @blp.arguments(CategoryListQuerySchema, location="query")
+    @blp.response(200, CategorySectionSchema(many=True))
+    @_documented(
+        f"List {whose} category sections",
+        "One section node per content language, holding its root categories with "
+        "`childCategoryCount` (expand them with tree/children).",
+    )
+    def list_category_sections(query: dict, **path: Any) -> Any:
+        scope = scope_of(**path)
+        return categories.sections(current_viewer(), scope, query.get("content_language"))
+
+    @blp.route(f"{base}/tree/children", methods=["GET"])
+    @blp.auth()
+    @blp.arguments(CategoryChildrenQuerySchema, location="query")
+    @blp.response(200, CategoryNodeSchema(many=True))
+    @_documented(
+        f"List the direct children of {whose} category",
+        "With `childCategoryCount` on each; without `parentCategoryId`, the root "
+        "categories. 404 when the parent is not a category of this tree.",
+    )
+    def list_category_children(query: dict, **path: Any) -> Any:
+        return categories.children(
+            current_viewer(),
+            scope_of(**path),
+            query.get("parent_category_id"),
+            query.get("content_language"),
+        )
+
+    @blp.route(base, methods=["POST"])
+    @blp.auth()
+    @blp.arguments(CategoryCreateSchema)
+    @blp.response(201, CategorySchema)
+    @_documented(
+        f"Create {whose} category",
+        "Under `parentCategoryId` (same content language) or, without one, as a root. "
+        "Without `contentLanguage`: the parent's, else the team's for a team tree, else "
+        "the service default.",
+    )
+    def create_category(data: dict, **path: Any) -> Any:
+        category = categories.create_category(
+            current_viewer(),
+            scope_of(**path),
+            default_language=current_app.config["DEFAULT_CONTENT_LANGUAGE"],
+            **data,
+        )
+        db.session.commit()
+        return category
+
+    @blp.route(f"{one}/move", methods=["POST"])
+    @blp.auth()
+    @blp.arguments(CategoryMoveSchema)
+    @blp.response(200, CategorySchema)
+    @_documented(
+        f"Rename or re-parent {whose} category",
+        "The fields present are applied; `parentCategoryId` null makes it a root. A parent "
+        "inside the category's own subtree (a cycle) or in another language is refused "
+        "(400).",
+    )
+    def move_category(data: dict, category_id: UUID, **path: Any) -> Any:
+        scope = scope_of(**path)
+        category = categories.move_category(current_viewer(), scope, category_id, data)
+        db.session.commit()
+        return category
+
+    @blp.route(one, methods=["DELETE"])
+    @blp.auth()
+    @blp.response(204)
+    @_documented(
+        f"Delete {whose} category",
+        "Its notes and child categories move to its parent, so no note is lost; a root "
+        "category that still holds notes or categories cannot be deleted (400).",
+    )
+    def delete_category(category_id: UUID, **path: Any) -> None:
+        categories.delete_category(current_viewer(), scope_of(**path), category_id)
+        db.session.commit()
 
 
-@blp.route("/mine/<uuid:category_id>/move", methods=["POST"])
-@blp.auth()
-@blp.arguments(CategoryMoveSchema)
-@blp.response(200, CategorySchema)
-def move_my_category(data: dict, category_id: UUID) -> Any:
-    """Rename or re-parent a category
-
-    The fields present are applied; `parentCategoryId` null makes it a root. A parent
-    inside the category's own subtree (a cycle) or in another language is refused (400).
-    """
-    viewer = current_viewer()
-    category = categories.move_category(viewer, _mine(viewer), category_id, data)
-    db.session.commit()
-    return category
-
-
-@blp.route("/mine/<uuid:category_id>", methods=["DELETE"])
-@blp.auth()
-@blp.response(204)
-def delete_my_category(category_id: UUID) -> None:
-    """Delete a category
-
-    Its notes and child categories move to its parent, so no note is lost; a root
-    category that still holds notes or categories cannot be deleted (400).
-    """
-    viewer = current_viewer()
-    categories.delete_category(viewer, _mine(viewer), category_id)
-    db.session.commit()
+add_category_routes(blp, "/mine", my_scope, whose="my")
+add_category_routes(team_blp, "/<uuid:team_id>/categories", team_scope, whose="a team's")

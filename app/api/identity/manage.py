@@ -18,8 +18,9 @@ from app.api.identity.schemas import (
 )
 from app.auth import current_viewer
 from app.extensions import db
+from app.hooks import area_hooks
 from app.mail import send
-from app.services import accounts, two_factor
+from app.services import identity
 
 PREFERENCES = ("experience_mode", "map_source")
 
@@ -29,7 +30,7 @@ PREFERENCES = ("experience_mode", "map_source")
 @blp.response(200, InfoSchema)
 def get_account_info() -> dict[str, Any]:
     """Get the account's email, confirmation state and saved preferences"""
-    return accounts.account_info(current_viewer())
+    return identity.account_info(current_viewer())
 
 
 @blp.route("/auth/manage/info", methods=["POST"])
@@ -46,7 +47,7 @@ def update_account_info(data: dict[str, Any]) -> dict[str, Any]:
     changes unless the whole request is valid. Answers the account info.
     """
     viewer = current_viewer()
-    mail = accounts.update_account_info(
+    mail = identity.update_account_info(
         viewer,
         config=current_app.config,
         new_email=data.get("new_email"),
@@ -56,7 +57,7 @@ def update_account_info(data: dict[str, Any]) -> dict[str, Any]:
     )
     db.session.commit()
     send(mail)
-    return accounts.account_info(viewer)
+    return identity.account_info(viewer)
 
 
 @blp.route("/auth/manage/2fa", methods=["POST"])
@@ -72,7 +73,7 @@ def manage_two_factor(data: dict[str, Any]) -> dict[str, Any]:
     `resetRecoveryCodes` returns ten new single-use codes (also on first enable);
     `forgetMachine` ends every session of the account.
     """
-    status = two_factor.manage_two_factor(current_viewer(), config=current_app.config, **data)
+    status = identity.manage_two_factor(current_viewer(), config=current_app.config, **data)
     db.session.commit()
     return status
 
@@ -86,6 +87,8 @@ def delete_my_account() -> dict[str, Any]:
     Removes the user's personal data and personal trackable activity; shared and
     team-owned trackables and other users' history stay. Every token stops working.
     """
-    counts = accounts.delete_my_account(current_viewer(), config=current_app.config)
+    counts = identity.delete_my_account(
+        current_viewer(), config=current_app.config, cleanups=area_hooks().account_cleanups
+    )
     db.session.commit()
     return {"deleted_account": True, **asdict(counts)}

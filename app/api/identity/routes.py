@@ -28,7 +28,7 @@ from app.errors import PROBLEM_JSON, Unauthorized, ValidationFailed
 from app.extensions import db, limiter
 from app.mail import send
 from app.models.user import User
-from app.services import accounts, sign_in, tokens
+from app.services import identity
 
 blp = Blueprint(
     "identity", __name__, url_prefix="/api", description="Identity and account (bearer tokens)"
@@ -54,7 +54,7 @@ SIGN_IN_FAILURES = {
 def body_email() -> str:
     data = request.get_json(silent=True)
     value = data.get("email") if isinstance(data, dict) else None
-    return accounts.normalize_email(value) if isinstance(value, str) else ""
+    return identity.normalize_email(value) if isinstance(value, str) else ""
 
 
 def rate_limited(setting: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -108,7 +108,7 @@ def register(data: dict[str, Any]) -> Response:
     (invalid or taken), `userName` (format, reserved or taken), `password` (8-128
     characters, not a common password, not the email or user name).
     """
-    mail = accounts.register(**data, config=current_app.config)
+    mail = identity.register(**data, config=current_app.config)
     db.session.commit()
     send(mail)
     return empty_ok()
@@ -148,10 +148,10 @@ def login(query: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     """
     if query["use_cookies"] or query["use_session_cookies"]:
         raise ValidationFailed({"useCookies": [COOKIES_NOT_OFFERED]}, detail=COOKIES_NOT_OFFERED)
-    result = sign_in.sign_in(**data, config=current_app.config)
+    result = identity.sign_in(**data, config=current_app.config)
     db.session.commit()  # failure counters too
     if result.user is None or result.refresh_token is None:
-        raise Unauthorized(result.failure or sign_in.FAILED)
+        raise Unauthorized(result.failure or identity.FAILED)
     return token_response(result.user, result.refresh_token)
 
 
@@ -177,7 +177,7 @@ def refresh(data: dict[str, Any]) -> dict[str, Any]:
     401; presenting a used token again also revokes every token issued from the same
     sign-in (someone else may hold a copy).
     """
-    rotated = tokens.rotate_refresh_token(data["refresh_token"], config=current_app.config)
+    rotated = identity.rotate_refresh_token(data["refresh_token"], config=current_app.config)
     db.session.commit()  # a reuse revokes the family even though the answer is 401
     if rotated is None:
         raise Unauthorized(REFRESH_REFUSED)
@@ -199,7 +199,7 @@ def confirm_email(query: dict[str, Any]) -> Response:
     confirms a change of address started in manage/info. An invalid, used or expired code
     is 400 with `errors.code`.
     """
-    accounts.confirm_email(**query, config=current_app.config)
+    identity.confirm_email(**query, config=current_app.config)
     db.session.commit()
     return Response(CONFIRMED_TEXT, status=200, mimetype="text/plain")
 
@@ -214,7 +214,7 @@ def resend_confirmation_email(data: dict[str, Any]) -> Response:
     Always 200 with an empty body, in the same time, whether or not an unconfirmed account
     has this email: the answer tells nobody who is registered.
     """
-    mail = accounts.resend_confirmation(data["email"], config=current_app.config)
+    mail = identity.resend_confirmation(data["email"], config=current_app.config)
     db.session.commit()
     send(mail)
     return empty_ok()
@@ -230,7 +230,7 @@ def forgot_password(data: dict[str, Any]) -> Response:
     Always 200 with an empty body, in the same time, whether or not an account has this
     email. The code works once and expires after a day.
     """
-    mail = accounts.forgot_password(data["email"], config=current_app.config)
+    mail = identity.forgot_password(data["email"], config=current_app.config)
     db.session.commit()
     send(mail)
     return empty_ok()
@@ -247,6 +247,6 @@ def reset_password(data: dict[str, Any]) -> Response:
     `errors.resetCode`; a refused password is 400 with `errors.newPassword`. Success ends
     every session of the account (access and refresh tokens).
     """
-    accounts.reset_password(**data, config=current_app.config)
+    identity.reset_password(**data, config=current_app.config)
     db.session.commit()
     return empty_ok()

@@ -9,7 +9,7 @@ from email_validator import EmailNotValidError, validate_email
 from marshmallow import ValidationError, fields, pre_load, validate
 
 from app.api.base import Guid, Schema
-from app.services.accounts import USER_NAME
+from app.services.identity import USER_NAME
 from app.services.system import EXPERIENCE_MODES, MAP_SOURCES
 
 EMAIL_MAX_LENGTH = 254  # RFC 5321 path limit; the users.email column's size

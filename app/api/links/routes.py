@@ -12,7 +12,7 @@ from app.api.links.schemas import (
 )
 from app.errors import PROBLEM_JSON
 from app.extensions import limiter
-from app.services import links
+from app.services.shared import links
 
 blp = Blueprint(
     "links", __name__, url_prefix="/api/external-links", description="External link verification"

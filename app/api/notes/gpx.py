@@ -10,13 +10,14 @@ from flask_smorest.fields import Upload
 from marshmallow import fields
 
 from app.api.base import Guid, Schema
-from app.api.notes.routes import _mine, blp
+from app.api.notes.routes import blp
 from app.api.notes.schemas import language_field
+from app.api.scopes import my_scope
 from app.auth import Viewer, current_viewer
 from app.extensions import db
 from app.models.category import OwnerScope
 from app.models.enums import NoteVisibility
-from app.services import gpx
+from app.services import notes
 from app.storage.gpx import write_gpx
 
 GPX_MIMETYPE = "application/gpx+xml"
@@ -61,7 +62,7 @@ EXPORT_DOC = {
 
 def gpx_download(viewer: Viewer, scope: OwnerScope, filename: str) -> Response:
     """Stream the scope's notes as a GPX file (shared by the personal and team routes)."""
-    waypoints = gpx.export_waypoints(viewer, scope)
+    waypoints = notes.export_waypoints(viewer, scope)
     first = next(waypoints, None)  # checks access before the 200 is committed to
 
     def everything() -> Any:
@@ -76,10 +77,10 @@ def gpx_download(viewer: Viewer, scope: OwnerScope, filename: str) -> Response:
     )
 
 
-def gpx_import(viewer: Viewer, scope: OwnerScope, form: dict) -> gpx.ImportReport:
+def gpx_import(viewer: Viewer, scope: OwnerScope, form: dict) -> notes.ImportReport:
     """Import an uploaded GPX file into the scope (shared by the personal and team routes)."""
     config = current_app.config
-    report = gpx.import_waypoints(
+    report = notes.import_waypoints(
         viewer,
         scope,
         form["file"].stream,
@@ -103,14 +104,14 @@ def export_my_notes_gpx() -> Response:
     coordinates, oldest first, streamed.
     """
     viewer = current_viewer()
-    return gpx_download(viewer, _mine(viewer), "notes.gpx")
+    return gpx_download(viewer, my_scope(), "notes.gpx")
 
 
 @blp.route("/notes/mine/gpx", methods=["POST"])
 @blp.auth()
 @blp.arguments(GpxImportFormSchema, location="files")
 @blp.response(200, GpxImportReportSchema)
-def import_my_notes_gpx(form: dict) -> gpx.ImportReport:
+def import_my_notes_gpx(form: dict) -> notes.ImportReport:
     """Import GPX waypoints as notes
 
     Multipart `file`, `visibility`, optional `contentLanguage`. Only waypoints are read;
@@ -120,4 +121,4 @@ def import_my_notes_gpx(form: dict) -> gpx.ImportReport:
     waypoint with invalid coordinates is `rejected`. Links in the file are not imported.
     """
     viewer = current_viewer()
-    return gpx_import(viewer, _mine(viewer), form)
+    return gpx_import(viewer, my_scope(), form)

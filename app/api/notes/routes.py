@@ -4,10 +4,10 @@ Public note pages). The GPX routes live with the GPX area."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 from uuid import UUID
 
-import orjson
 from flask import Response, current_app
 
 from app.api.base import Blueprint
@@ -23,19 +23,17 @@ from app.api.notes.schemas import (
     PersonalNotesQuerySchema,
     ProfileNearbyQuerySchema,
     area_from,
-    dump_note_rows,
+    note_list_response,
 )
-from app.auth import Viewer, current_viewer
-from app.errors import Unauthorized
+from app.api.scopes import my_scope
+from app.auth import current_viewer
 from app.extensions import db
 from app.models.category import OwnerScope
-from app.services import discovery, notes, teams
-from app.services.areas import Bounds, Circle
-from app.services.discovery import NoteList
+from app.services import notes, teams
+from app.services.shared.areas import Bounds, Circle
 
 blp = Blueprint("notes", __name__, url_prefix="/api", description="Notes")
 
-TRUNCATED = {"X-Result-Truncated": "true"}
 CAPPED_LIST_HEADERS = {
     "X-Result-Truncated": {
         "description": "`true` when more records matched than the cap returned.",
@@ -44,24 +42,8 @@ CAPPED_LIST_HEADERS = {
 }
 
 
-def _mine(viewer: Viewer) -> OwnerScope:
-    """The caller's personal scope (routes using it require a bearer token)."""
-    if viewer.user_id is None:
-        raise Unauthorized()
-    return OwnerScope.personal(viewer.user_id)
-
-
-def _note_list(found: NoteList) -> Response:
-    """The list, written without per-row marshmallow work (see dump_note_rows)."""
-    return current_app.response_class(
-        orjson.dumps(dump_note_rows(found.rows)),
-        mimetype="application/json",
-        headers=TRUNCATED if found.truncated else None,
-    )
-
-
 def _capped(items: list, truncated: bool) -> Any:
-    return (items, 200, TRUNCATED) if truncated else items
+    return (items, 200, {"X-Result-Truncated": "true"}) if truncated else items
 
 
 def _config(name: str) -> Any:
@@ -69,6 +51,33 @@ def _config(name: str) -> Any:
 
 
 # --- personal notes ----------------------------------------------------------------------
+
+
+# The personal routes and the team routes (api.teams.notes) are one implementation each,
+# the scope their only difference.
+
+
+def list_notes_in(scope: OwnerScope, query: dict) -> Response:
+    found = notes.list_notes(
+        current_viewer(),
+        scope,
+        content_language=query.get("content_language"),
+        area=area_from(query, _config("NEARBY_RADIUS_KM")),
+    )
+    return note_list_response(found)
+
+
+def create_note_in(scope: OwnerScope, data: dict) -> Any:
+    default_language = _config("DEFAULT_CONTENT_LANGUAGE")
+    note = notes.create_note(current_viewer(), scope, default_language=default_language, **data)
+    db.session.commit()
+    return note
+
+
+def move_note_in(scope: OwnerScope, note_id: UUID, data: dict) -> Any:
+    note = notes.move_note(current_viewer(), scope, note_id, data)
+    db.session.commit()
+    return note
 
 
 @blp.route("/notes/mine", methods=["GET"])
@@ -82,14 +91,7 @@ def list_my_notes(query: dict) -> Response:
     `contentLanguage` and a map window (all four bounds; notes without coordinates are
     then left out). Not capped.
     """
-    viewer = current_viewer()
-    found = notes.list_notes(
-        viewer,
-        _mine(viewer),
-        content_language=query.get("content_language"),
-        area=area_from(query, _config("NEARBY_RADIUS_KM")),
-    )
-    return _note_list(found)
+    return list_notes_in(my_scope(), query)
 
 
 @blp.route("/notes/mine", methods=["POST"])
@@ -102,12 +104,7 @@ def create_my_note(data: dict) -> Any:
     Without `categoryId` the note goes to the "Notes" root of its content language (made
     on demand). `externalLinkUrl` is verified server-side (400 when it fails).
     """
-    viewer = current_viewer()
-    note = notes.create_note(
-        viewer, _mine(viewer), default_language=_config("DEFAULT_CONTENT_LANGUAGE"), **data
-    )
-    db.session.commit()
-    return note
+    return create_note_in(my_scope(), data)
 
 
 @blp.route("/notes/mine/<uuid:note_id>/move", methods=["POST"])
@@ -120,10 +117,7 @@ def move_my_note(data: dict, note_id: UUID) -> Any:
     Takes the fields of the create body; the fields present are applied, the others
     stay. A new `contentLanguage` needs a `categoryId` in that language.
     """
-    viewer = current_viewer()
-    note = notes.move_note(viewer, _mine(viewer), note_id, data)
-    db.session.commit()
-    return note
+    return move_note_in(my_scope(), note_id, data)
 
 
 @blp.route("/notes/mine/<uuid:note_id>", methods=["DELETE"])
@@ -134,8 +128,7 @@ def delete_my_note(note_id: UUID) -> None:
 
     The note becomes a tombstone that sync reports with `isDeleted`; no read returns it.
     """
-    viewer = current_viewer()
-    notes.delete_note(viewer, _mine(viewer), note_id)
+    notes.delete_note(current_viewer(), my_scope(), note_id)
     db.session.commit()
 
 
@@ -153,10 +146,10 @@ def list_public_notes_in_bounds(query: dict) -> Response:
     is a window across the antimeridian.
     """
     bounds = cast(Bounds, area_from(query, _config("NEARBY_RADIUS_KM")))  # bounds required
-    found = discovery.public_notes(
+    found = notes.public_notes(
         bounds, content_language=query.get("content_language"), cap=_config("PUBLIC_LIST_CAP")
     )
-    return _note_list(found)
+    return note_list_response(found)
 
 
 @blp.route("/notes/public/nearby", methods=["GET"])
@@ -169,10 +162,10 @@ def list_public_notes_nearby(query: dict) -> Response:
     most the cap; `X-Result-Truncated: true` when cut.
     """
     circle = cast(Circle, area_from(query, _config("NEARBY_RADIUS_KM")))  # a point required
-    found = discovery.public_notes(
+    found = notes.public_notes(
         circle, content_language=query.get("content_language"), cap=_config("PUBLIC_LIST_CAP")
     )
-    return _note_list(found)
+    return note_list_response(found)
 
 
 @blp.route("/public/profiles/<string:user_name>/notes/nearby", methods=["GET"])
@@ -186,17 +179,7 @@ def list_profile_notes_nearby(query: dict, user_name: str) -> Response:
     `latitude`+`longitude` (+`radiusKm`) or the four bounds, most recent activity first,
     capped. `contentLanguage` filters unless `includeAllLanguages` is true.
     """
-    viewer = current_viewer()
-    area = cast(Bounds | Circle, area_from(query, _config("NEARBY_RADIUS_KM")))
-    found = discovery.profile_notes(
-        viewer,
-        user_name,
-        area,
-        content_language=query.get("content_language"),
-        include_all_languages=query["include_all_languages"],
-        cap=_config("PUBLIC_LIST_CAP"),
-    )
-    return _note_list(found)
+    return _page_notes(notes.profile_notes, user_name, query)
 
 
 @blp.route("/public/teams/<string:team_name>/notes/nearby", methods=["GET"])
@@ -211,17 +194,21 @@ def list_team_notes_nearby(query: dict, team_name: str) -> Response:
     `pageVisibility` is `MembersOnly` is 404 for non-members. `teamName` is the team's
     name in any case, or its `teamSlug`.
     """
-    viewer = current_viewer()
-    area = cast(Bounds | Circle, area_from(query, _config("NEARBY_RADIUS_KM")))
-    found = teams.public_team_notes(
-        viewer,
-        team_name,
-        area,
+    return _page_notes(teams.public_team_notes, team_name, query)
+
+
+def _page_notes(find: Callable[..., notes.NoteList], page: str, query: dict) -> Response:
+    """A public page's notes (a profile's, a team's) in the query's area: one
+    implementation for both, `find` the page's service."""
+    found = find(
+        current_viewer(),
+        page,
+        cast(Bounds | Circle, area_from(query, _config("NEARBY_RADIUS_KM"))),
         content_language=query.get("content_language"),
         include_all_languages=query["include_all_languages"],
         cap=_config("PUBLIC_LIST_CAP"),
     )
-    return _note_list(found)
+    return note_list_response(found)
 
 
 # --- public note pages -------------------------------------------------------------------

@@ -3,14 +3,15 @@ Public note pages). Field limits are documented here through the validators."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from flask import current_app
+import orjson
+from flask import Response, current_app
 from marshmallow import ValidationError, fields, validate, validates, validates_schema
 
 from app.api.base import LANGUAGE_TAG, Guid, LanguageTag, Schema, UtcDateTime, camelcase
 from app.api.links.schemas import ExternalLinkInputSchema
-from app.auth import current_viewer
 from app.models.category import LANGUAGE_TAG_MAX_LENGTH
 from app.models.enums import CommentPolicy, NoteVisibility
 from app.models.note import (
@@ -19,9 +20,8 @@ from app.models.note import (
     COMMENT_BODY_MAX_LENGTH,
     TITLE_MAX_LENGTH,
 )
-from app.policies import notes as note_policy
-from app.services.areas import Bounds, Circle
-from app.services.discovery import NOTE_RECORD_FIELDS
+from app.services.notes import NoteList
+from app.services.shared.areas import Bounds, Circle
 
 NOT_BLANK = validate.Regexp(r"\S", error="Must not be blank.")
 
@@ -49,8 +49,8 @@ def longitude_field(**kwargs: Any) -> fields.Float:
 
 
 class NoteSchema(Schema):
-    """A note record. Lists are written by `dump_note_rows`, which must match this (same
-    fields, in services.discovery.NOTE_RECORD_FIELDS' order)."""
+    """A note record. Lists are written by `note_list_response`, which must match this
+    (a test keeps the two identical)."""
 
     note_id = Guid(attribute="id")
     owner_user_id = Guid()
@@ -70,28 +70,30 @@ class NoteSchema(Schema):
     last_activity_utc = UtcDateTime(
         metadata={"description": "Most recent activity: edits, comments, attachments."}
     )
-    client_mutation_id = fields.Method(
-        "_client_mutation_id",
-        metadata={
-            "type": ["string", "null"],
-            "description": "The owner's client tag; null for viewers outside the workspace.",
-        },
+    client_mutation_id = fields.String(
+        allow_none=True,
+        metadata={"description": "The owner's client tag; null for viewers outside the workspace."},
     )
     team_id = Guid(allow_none=True)
 
-    def _client_mutation_id(self, note: Any) -> str | None:
-        shown = note_policy.in_workspace(current_viewer(), note.owner_user_id, note.team_id)
-        return note.client_mutation_id if shown else None
+
+TRUNCATED = {"X-Result-Truncated": "true"}
 
 
-NOTE_WIRE_KEYS = tuple(camelcase(name) for name in NOTE_RECORD_FIELDS)
+@functools.lru_cache(maxsize=4)
+def _wire_keys(columns: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(camelcase(name) for name in columns)
 
 
-def dump_note_rows(rows: list[Any]) -> list[dict[str, Any]]:
-    """NoteSchema(many=True) for rows of services.discovery.note_rows, which are already in
-    wire form: a 500-row list must not spend its time in per-field marshmallow calls.
-    (A test keeps this and NoteSchema identical.)"""
-    return [dict(zip(NOTE_WIRE_KEYS, row, strict=True)) for row in rows]
+def note_list_response(found: NoteList) -> Response:
+    """NoteSchema(many=True) for a service's note rows, whose ids and times are already
+    text: a 500-row list must not spend its time in per-field marshmallow calls. Sets
+    `X-Result-Truncated` when a cap cut the list."""
+    keys = _wire_keys(found.columns)
+    body = orjson.dumps([dict(zip(keys, row, strict=True)) for row in found.rows])
+    return current_app.response_class(
+        body, mimetype="application/json", headers=TRUNCATED if found.truncated else None
+    )
 
 
 # --- note bodies -------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from app.api.teams.routes import blp
 from app.api.teams.schemas import InviteLinkCreateSchema, InviteLinkSchema, JoinResultSchema
 from app.auth import current_viewer
 from app.extensions import db
-from app.services import invite_links
+from app.services import teams
 
 
 @blp.route("/teams/<uuid:team_id>/invite-links", methods=["GET"])
@@ -21,7 +21,7 @@ def list_team_invite_links(team_id: UUID) -> Any:
     Admins only. The links not used up yet, newest first; `inviterIsCurrentlyAdmin` false
     marks a link that stopped working because its creator is no longer an admin.
     """
-    return invite_links.list_links(current_viewer(), team_id)
+    return teams.list_links(current_viewer(), team_id)
 
 
 @blp.route("/teams/<uuid:team_id>/invite-links", methods=["POST"])
@@ -34,7 +34,7 @@ def create_team_invite_link(data: dict, team_id: UUID) -> Any:
     Admins only. `isSingleUse` (default false) links work for one join. Share
     `/api/teams/invite-links/{teamSlug}/{code}/join`.
     """
-    link = invite_links.create_link(current_viewer(), team_id, **data)
+    link = teams.create_link(current_viewer(), team_id, **data)
     db.session.commit()
     return link
 
@@ -47,7 +47,7 @@ def delete_team_invite_link(team_id: UUID, invite_link_id: UUID) -> None:
 
     Admins only; joining with it answers 404 from then on.
     """
-    invite_links.delete_link(current_viewer(), team_id, invite_link_id)
+    teams.delete_link(current_viewer(), team_id, invite_link_id)
     db.session.commit()
 
 
@@ -62,6 +62,6 @@ def join_team_with_invite_link(team_slug: str, invite_code: str) -> Any:
     changes nothing and does not use up a single-use link. 404 for an unknown, deleted or
     used single-use link, or one whose creator is no longer an admin.
     """
-    result = invite_links.join(current_viewer(), team_slug, invite_code)
+    result = teams.join(current_viewer(), team_slug, invite_code)
     db.session.commit()
     return result

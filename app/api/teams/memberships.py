@@ -10,7 +10,7 @@ from app.api.teams.routes import blp
 from app.api.teams.schemas import InviteSchema, MembershipSchema
 from app.auth import current_viewer
 from app.extensions import db
-from app.services import memberships
+from app.services import teams
 
 # 409: the membership's current state does not allow the operation (services.memberships).
 STATE_CONFLICT = "CONFLICT"
@@ -25,7 +25,7 @@ def list_team_memberships(team_id: UUID) -> Any:
     Members see the active members; admins also the pending invitations and requests.
     404 for anyone who is not an active member.
     """
-    return memberships.list_memberships(current_viewer(), team_id)
+    return teams.list_memberships(current_viewer(), team_id)
 
 
 @blp.route("/teams/<uuid:team_id>/memberships/request", methods=["POST"])
@@ -40,7 +40,7 @@ def request_team_membership(team_id: UUID) -> Any:
     caller with a pending invitation becomes a member. 409 when the caller already has a
     request or a membership; 404 for a members-only team the caller has no record with.
     """
-    record = memberships.request_membership(current_viewer(), team_id)
+    record = teams.request_membership(current_viewer(), team_id)
     db.session.commit()
     return record
 
@@ -57,13 +57,13 @@ def invite_to_team(data: dict, team_id: UUID) -> Any:
     user who had asked to join becomes a member. 400 on `userName` when no user has it,
     409 when the user is already invited or a member.
     """
-    record = memberships.invite(current_viewer(), team_id, data["user_name"])
+    record = teams.invite(current_viewer(), team_id, data["user_name"])
     db.session.commit()
     return record
 
 
 def _answer(team_id: UUID, membership_id: UUID, operation: Any) -> Any:
-    record = memberships.answer(current_viewer(), team_id, membership_id, operation)
+    record = teams.answer(current_viewer(), team_id, membership_id, operation)
     db.session.commit()
     return record
 
@@ -144,5 +144,5 @@ def delete_team_membership(team_id: UUID, membership_id: UUID) -> None:
     cannot go (409): promote another member first, or delete the team. A removed member
     loses access at their next request.
     """
-    memberships.remove(current_viewer(), team_id, membership_id)
+    teams.remove(current_viewer(), team_id, membership_id)
     db.session.commit()

@@ -1,13 +1,14 @@
-"""Team note routes (contract: Teams), on the teams blueprint. They reuse the note schemas
-and services.notes with the team's scope; who may do what is policies.notes
-(TEAM_NOTE_RULES). The GPX routes reuse the personal GPX route helpers."""
+"""Team note routes (contract: Teams), on the teams blueprint: the personal note routes'
+implementations with the team's scope. Who may do what is the note rule with the scope's
+(policies.categories: members work in the team's scope; policies.notes: a note's author or
+a team admin changes it)."""
 
 from __future__ import annotations
 
 from typing import Any
 from uuid import UUID
 
-from flask import Response, current_app
+from flask import Response
 
 from app.api.notes.gpx import (
     EXPORT_DOC,
@@ -16,14 +17,14 @@ from app.api.notes.gpx import (
     gpx_download,
     gpx_import,
 )
-from app.api.notes.routes import _note_list
+from app.api.notes.routes import create_note_in, list_notes_in, move_note_in
 from app.api.notes.schemas import (
     NoteCreateSchema,
     NoteMoveSchema,
     NoteSchema,
     PersonalNotesQuerySchema,
-    area_from,
 )
+from app.api.scopes import team_scope
 from app.api.teams.routes import blp
 from app.auth import current_viewer
 from app.extensions import db
@@ -41,13 +42,7 @@ def list_team_notes(query: dict, team_id: UUID) -> Response:
     visibility, most recent activity first; optionally one `contentLanguage` and a map
     window (all four bounds). Not capped.
     """
-    found = teams.list_team_notes(
-        current_viewer(),
-        team_id,
-        content_language=query.get("content_language"),
-        area=area_from(query, current_app.config["NEARBY_RADIUS_KM"]),
-    )
-    return _note_list(found)
+    return list_notes_in(team_scope(team_id), query)
 
 
 @blp.route("/teams/<uuid:team_id>/notes", methods=["POST"])
@@ -62,9 +57,7 @@ def create_team_note(data: dict, team_id: UUID) -> Any:
     the category's or the team's. `commentPolicy` `TeamMembers` keeps comments to the
     team.
     """
-    note = teams.create_team_note(current_viewer(), team_id, **data)
-    db.session.commit()
-    return note
+    return create_note_in(team_scope(team_id), data)
 
 
 @blp.route("/teams/<uuid:team_id>/notes/<uuid:note_id>/move", methods=["POST"])
@@ -77,9 +70,7 @@ def move_team_note(data: dict, team_id: UUID, note_id: UUID) -> Any:
     Its author or a team admin (403 for other members, 404 for non-members). The fields
     present are applied, the others stay; `categoryId` must be a team category.
     """
-    note = teams.move_team_note(current_viewer(), team_id, note_id, data)
-    db.session.commit()
-    return note
+    return move_note_in(team_scope(team_id), note_id, data)
 
 
 @blp.route("/teams/<uuid:team_id>/notes/<uuid:note_id>", methods=["DELETE"])
@@ -118,7 +109,7 @@ def export_team_notes_gpx(team_id: UUID) -> Response:
     first, streamed.
     """
     viewer = current_viewer()
-    return gpx_download(viewer, teams.note_scope(viewer, team_id, "export_gpx"), "team-notes.gpx")
+    return gpx_download(viewer, team_scope(team_id), "team-notes.gpx")
 
 
 @blp.route("/teams/<uuid:team_id>/notes/gpx", methods=["POST"])
@@ -132,4 +123,4 @@ def import_team_notes_gpx(form: dict, team_id: UUID) -> Any:
     rules, with duplicates compared against this team's notes only.
     """
     viewer = current_viewer()
-    return gpx_import(viewer, teams.note_scope(viewer, team_id, "import_gpx"), form)
+    return gpx_import(viewer, team_scope(team_id), form)

@@ -18,6 +18,7 @@ from app.models.team import (
     JoinPolicy,
     MembershipStatus,
     PageVisibility,
+    TeamRole,
 )
 
 NAME_RULES = [
@@ -33,30 +34,38 @@ NAME_RULES = [
 
 
 class TeamSchema(Schema):
-    """A team record, with the caller's own membership in it."""
+    """A team record, with the caller's own membership in it (dumps services.teams'
+    TeamView)."""
 
-    team_id = Guid()
-    name = fields.String(metadata={"description": "Unique public handle (public routes)."})
-    team_slug = fields.String(metadata={"description": "Lowercase URL form of the name."})
-    title = fields.String()
-    description = fields.String()
-    external_link_url = fields.String(allow_none=True)
-    external_link_description = fields.String()
-    join_policy = fields.Enum(JoinPolicy, by_value=True)
-    page_visibility = fields.Enum(PageVisibility, by_value=True)
-    default_note_visibility = fields.Enum(NoteVisibility, by_value=True)
-    content_language = fields.String(metadata={"example": "en-US"})
+    team_id = Guid(attribute="team.id")
+    name = fields.String(
+        attribute="team.name", metadata={"description": "Unique public handle (public routes)."}
+    )
+    team_slug = fields.String(
+        attribute="team.slug", metadata={"description": "Lowercase URL form of the name."}
+    )
+    title = fields.String(attribute="team.title")
+    description = fields.String(attribute="team.description")
+    external_link_url = fields.String(attribute="team.external_link_url", allow_none=True)
+    external_link_description = fields.String(attribute="team.external_link_description")
+    join_policy = fields.Enum(JoinPolicy, by_value=True, attribute="team.join_policy")
+    page_visibility = fields.Enum(PageVisibility, by_value=True, attribute="team.page_visibility")
+    default_note_visibility = fields.Enum(
+        NoteVisibility, by_value=True, attribute="team.default_note_visibility"
+    )
+    content_language = fields.String(
+        attribute="team.content_language", metadata={"example": "en-US"}
+    )
     member_count = fields.Integer(metadata={"description": "Active members, admins included."})
-    created_utc = UtcDateTime()
-    updated_utc = UtcDateTime()
+    created_utc = UtcDateTime(attribute="team.created_utc")
+    updated_utc = UtcDateTime(attribute="team.updated_utc")
     last_activity_utc = UtcDateTime(
         metadata={"description": "Latest of the team's own activity and its notes' activity."}
     )
     membership_id = Guid(allow_none=True, metadata={"description": "The caller's record."})
     membership_status = fields.Enum(MembershipStatus, by_value=True, allow_none=True)
-    role = fields.String(
-        allow_none=True,
-        metadata={"enum": ["Admin", "Member", None], "description": "null until active."},
+    role = fields.Enum(
+        TeamRole, by_value=True, allow_none=True, metadata={"description": "null until active."}
     )
 
 
@@ -124,18 +133,22 @@ class InviteSchema(Schema):
 
 
 class InviteLinkSchema(Schema):
-    invite_link_id = Guid()
-    team_id = Guid()
-    team_name = fields.String()
-    team_slug = fields.String()
-    code = fields.String(metadata={"description": "The invite code of the join route."})
-    created_by_display_name = fields.String()
+    """An invite link record (dumps services.teams' InviteLinkView)."""
+
+    invite_link_id = Guid(attribute="link.id")
+    team_id = Guid(attribute="team.id")
+    team_name = fields.String(attribute="team.name")
+    team_slug = fields.String(attribute="team.slug")
+    code = fields.String(
+        attribute="link.code", metadata={"description": "The invite code of the join route."}
+    )
+    created_by_display_name = fields.String(attribute="link.created_by.display_text")
     created_by_current_user = fields.Boolean()
     inviter_is_currently_admin = fields.Boolean(
         metadata={"description": "A link works only while its creator is an admin."}
     )
-    is_single_use = fields.Boolean()
-    created_utc = UtcDateTime()
+    is_single_use = fields.Boolean(attribute="link.is_single_use")
+    created_utc = UtcDateTime(attribute="link.created_utc")
 
 
 class InviteLinkCreateSchema(Schema):

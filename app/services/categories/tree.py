@@ -1,0 +1,316 @@
+"""Category trees (contract: Categories; Category resource).
+
+Written once for every owner scope: personal routes pass `OwnerScope.personal(user_id)`,
+the team routes `OwnerScope.team(team_id)`. Each content language has its own forest.
+
+Rules:
+- A category's parent is in the same scope and the same content language.
+- Move renames and/or re-parents; a parent inside the category's own subtree is refused.
+  A category keeps its content language (its notes are written in it).
+- Delete never loses a note: live notes and child categories move to the parent; a root
+  category that still holds either cannot be deleted. The category stays as a tombstone.
+- A note with no category goes to the language's default root, "Notes", made on demand.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+
+from app.auth import Viewer
+from app.errors import ApiError, NotFound, ValidationFailed
+from app.extensions import db
+from app.models.base import utcnow
+from app.models.category import DEFAULT_CATEGORY_NAME, Category, OwnerScope
+from app.models.note import Note
+from app.models.user import User
+from app.policies import categories as category_policy
+from app.services.shared.account_deletion import DeletionCounts
+
+
+def canonical_language(tag: str) -> str:
+    """BCP 47 conventional casing: `en-us` -> `en-US`, `zh-hant-tw` -> `zh-Hant-TW`."""
+    head, *rest = tag.strip().split("-")
+    parts = [head.lower()]
+    for part in rest:
+        if (len(part) == 2 and part.isalpha()) or (len(part) == 3 and part.isdigit()):
+            parts.append(part.upper())
+        elif len(part) == 4 and part.isalpha():
+            parts.append(part.title())
+        else:
+            parts.append(part.lower())
+    return "-".join(parts)
+
+
+def _live(scope: OwnerScope) -> Any:
+    return select(Category).where(scope.where(Category), Category.is_deleted.is_(False))
+
+
+def _ordered(categories: list[Category]) -> list[Category]:
+    return sorted(categories, key=lambda c: (c.content_language, c.name.casefold(), str(c.id)))
+
+
+def get_category(scope: OwnerScope, category_id: uuid.UUID) -> Category:
+    """A live category of this scope, or 404."""
+    category = db.session.scalar(_live(scope).where(Category.id == category_id))
+    if category is None:
+        raise NotFound("Category not found.")
+    return category
+
+
+def _referenced(scope: OwnerScope, category_id: uuid.UUID, field: str) -> Category:
+    """A category named in a request body: 400 naming the field when it does not resolve."""
+    category = db.session.scalar(_live(scope).where(Category.id == category_id))
+    if category is None:
+        raise ValidationFailed({field: ["No such category in this tree."]})
+    return category
+
+
+def list_categories(
+    viewer: Viewer, scope: OwnerScope, content_language: str | None = None
+) -> list[Category]:
+    """Every live category of the scope, by language then name."""
+    category_policy.require_scope(viewer, scope)
+    query = _live(scope)
+    if content_language:
+        query = query.where(Category.content_language == canonical_language(content_language))
+    return _ordered(list(db.session.scalars(query)))
+
+
+def _node(category: Category, counts: Counter[uuid.UUID]) -> dict[str, Any]:
+    return {
+        "category_id": category.id,
+        "name": category.name,
+        "content_language": category.content_language,
+        "parent_category_id": category.parent_category_id,
+        "child_category_count": counts[category.id],
+    }
+
+
+def tree(viewer: Viewer, scope: OwnerScope, content_language: str | None = None) -> list[dict]:
+    """The whole forest, nested: root nodes with `children`, recursively."""
+    categories = list_categories(viewer, scope, content_language)
+    counts = Counter(c.parent_category_id for c in categories if c.parent_category_id)
+    nodes = {c.id: {**_node(c, counts), "children": []} for c in categories}
+    roots: list[dict] = []
+    for category in categories:  # already ordered, so children come out ordered too
+        parent = nodes.get(category.parent_category_id) if category.parent_category_id else None
+        (parent["children"] if parent else roots).append(nodes[category.id])
+    return roots
+
+
+def sections(viewer: Viewer, scope: OwnerScope, content_language: str | None = None) -> list[dict]:
+    """One section per content language: its root categories with their child counts."""
+    categories = list_categories(viewer, scope, content_language)
+    counts = Counter(c.parent_category_id for c in categories if c.parent_category_id)
+    result: dict[str, list[dict]] = {}
+    for category in categories:
+        section = result.setdefault(category.content_language, [])
+        if category.parent_category_id is None:
+            section.append(_node(category, counts))
+    return [
+        {"content_language": language, "root_categories": roots}
+        for language, roots in result.items()
+    ]
+
+
+def children(
+    viewer: Viewer,
+    scope: OwnerScope,
+    parent_category_id: uuid.UUID | None = None,
+    content_language: str | None = None,
+) -> list[dict]:
+    """Direct children of a category (404 when it is not in the tree), or the roots."""
+    category_policy.require_scope(viewer, scope)
+    if parent_category_id is not None:
+        get_category(scope, parent_category_id)
+    query = _live(scope).where(Category.parent_category_id == parent_category_id)
+    if content_language:
+        query = query.where(Category.content_language == canonical_language(content_language))
+    found = _ordered(list(db.session.scalars(query)))
+    counts: Counter[uuid.UUID] = Counter()
+    if found:
+        rows = db.session.execute(
+            select(Category.parent_category_id, func.count())  # (parent id, count) pairs
+            .where(
+                Category.parent_category_id.in_([c.id for c in found]),
+                Category.is_deleted.is_(False),
+            )
+            .group_by(Category.parent_category_id)
+        )
+        counts.update({parent: count for parent, count in rows.all() if parent})
+    return [_node(category, counts) for category in found]
+
+
+def create_category(
+    viewer: Viewer,
+    scope: OwnerScope,
+    *,
+    name: str,
+    content_language: str | None = None,
+    parent_category_id: uuid.UUID | None = None,
+    default_language: str,
+) -> Category:
+    """A new category; without a parent it is a root of its language's forest. Its
+    language: `content_language`, else the parent's, else the team's for a team tree,
+    else `default_language`."""
+    team = category_policy.require_scope(viewer, scope)
+    if team is not None:
+        default_language = team.content_language
+    language = canonical_language(content_language) if content_language else None
+    parent = None
+    if parent_category_id is not None:
+        parent = _referenced(scope, parent_category_id, "parentCategoryId")
+        if language is not None and language != parent.content_language:
+            raise _language_mismatch("parentCategoryId", parent)
+        language = parent.content_language
+    category = Category(
+        owner_user_id=None if scope.is_team else scope.user_id,
+        team_id=scope.team_id,
+        parent_category_id=parent.id if parent else None,
+        name=name,
+        content_language=language or canonical_language(default_language),
+    )
+    db.session.add(category)
+    db.session.flush()
+    return category
+
+
+def _language_mismatch(field: str, category: Category) -> ValidationFailed:
+    return ValidationFailed(
+        {field: [f"That category is in content language {category.content_language}."]}
+    )
+
+
+def move_category(
+    viewer: Viewer, scope: OwnerScope, category_id: uuid.UUID, changes: dict[str, Any]
+) -> Category:
+    """Rename and/or re-parent (fields present are applied); a cycle is refused."""
+    category_policy.require_scope(viewer, scope)
+    category = get_category(scope, category_id)
+    language = changes.get("content_language")
+    if language and canonical_language(language) != category.content_language:
+        raise ValidationFailed(
+            {"contentLanguage": ["A category keeps its content language; create one instead."]}
+        )
+    if "name" in changes:
+        category.name = changes["name"]
+    if "parent_category_id" in changes:
+        category.parent_category_id = _checked_parent(
+            scope, category, changes["parent_category_id"]
+        )
+    category.updated_utc = utcnow()
+    db.session.flush()
+    return category
+
+
+def _checked_parent(
+    scope: OwnerScope, category: Category, parent_id: uuid.UUID | None
+) -> uuid.UUID | None:
+    if parent_id is None:
+        return None
+    parent = _referenced(scope, parent_id, "parentCategoryId")
+    if parent.content_language != category.content_language:
+        raise _language_mismatch("parentCategoryId", parent)
+    parents = dict(
+        db.session.execute(
+            select(Category.id, Category.parent_category_id).where(scope.where(Category))
+        ).all()
+    )
+    cursor: uuid.UUID | None = parent.id
+    while cursor is not None:  # walk up from the new parent; meeting ourselves is a cycle
+        if cursor == category.id:
+            raise ValidationFailed(
+                {"parentCategoryId": ["A category cannot move inside its own subtree."]}
+            )
+        cursor = parents.get(cursor)
+    return parent.id
+
+
+def delete_category(viewer: Viewer, scope: OwnerScope, category_id: uuid.UUID) -> None:
+    """Tombstone a category; its live notes and child categories move up to its parent."""
+    category_policy.require_scope(viewer, scope)
+    category = get_category(scope, category_id)
+    now = utcnow()
+    child_filter = (Category.parent_category_id == category.id, Category.is_deleted.is_(False))
+    note_filter = (Note.category_id == category.id, Note.is_deleted.is_(False))
+    if category.parent_category_id is None:
+        has_children = db.session.scalar(
+            select(func.count()).select_from(Category).where(*child_filter)
+        )
+        has_notes = db.session.scalar(select(func.count()).select_from(Note).where(*note_filter))
+        if has_children or has_notes:
+            raise ApiError(
+                "A root category that still holds notes or categories cannot be deleted: "
+                "move or delete them first."
+            )
+    else:
+        db.session.execute(
+            update(Category)
+            .where(*child_filter)
+            .values(parent_category_id=category.parent_category_id, updated_utc=now)
+        )
+        db.session.execute(
+            update(Note)
+            .where(*note_filter)
+            .values(category_id=category.parent_category_id, updated_utc=now)
+        )
+    category.is_deleted = True
+    category.updated_utc = now
+    db.session.flush()
+
+
+def default_category(scope: OwnerScope, content_language: str) -> Category:
+    """The language's "Notes" root of this scope, created on first use."""
+    language = canonical_language(content_language)
+    found = db.session.scalar(
+        _live(scope)
+        .where(
+            Category.content_language == language,
+            Category.parent_category_id.is_(None),
+            Category.name == DEFAULT_CATEGORY_NAME,
+        )
+        .order_by(Category.created_utc, Category.id)
+        .limit(1)
+    )
+    if found is not None:
+        return found
+    category = Category(
+        owner_user_id=None if scope.is_team else scope.user_id,
+        team_id=scope.team_id,
+        name=DEFAULT_CATEGORY_NAME,
+        content_language=language,
+    )
+    db.session.add(category)
+    db.session.flush()
+    return category
+
+
+def category_for_note(
+    scope: OwnerScope, category_id: uuid.UUID | None, content_language: str | None
+) -> Category | None:
+    """The category a note names (400 when it is not a live category of the same scope and
+    language), or None when it names none."""
+    if category_id is None:
+        return None
+    category = _referenced(scope, category_id, "categoryId")
+    if content_language and canonical_language(content_language) != category.content_language:
+        raise _language_mismatch("categoryId", category)
+    return category
+
+
+def delete_account_categories(user: User, counts: DeletionCounts) -> None:
+    """Hard-delete the user's personal categories (after their notes)."""
+    mine = Category.owner_user_id == user.id
+    counts.categories_deleted += (
+        db.session.scalar(
+            select(func.count()).select_from(Category).where(mine, Category.is_deleted.is_(False))
+        )
+        or 0
+    )
+    # Unlink first: the tree's self-reference must not block deleting it in one statement.
+    db.session.execute(update(Category).where(mine).values(parent_category_id=None))
+    db.session.execute(delete(Category).where(mine))

@@ -1,0 +1,39 @@
+"""Notes (contract: Note; Personal notes and GPX; Public note discovery; Public note pages):
+personal and scoped notes, comments, discovery in map areas, GPX import and export."""
+
+from app.services.notes.discovery import NoteList, page_notes, profile_notes, public_notes
+from app.services.notes.gpx import ImportReport, export_waypoints, import_waypoints
+from app.services.notes.notes import (
+    add_comment,
+    attach_trackable,
+    create_note,
+    delete_account_notes,
+    delete_note,
+    get_managed,
+    get_note,
+    list_comments,
+    list_note_trackables,
+    list_notes,
+    move_note,
+)
+
+__all__ = [
+    "ImportReport",
+    "NoteList",
+    "add_comment",
+    "attach_trackable",
+    "create_note",
+    "delete_account_notes",
+    "delete_note",
+    "export_waypoints",
+    "get_managed",
+    "get_note",
+    "import_waypoints",
+    "list_comments",
+    "list_note_trackables",
+    "list_notes",
+    "move_note",
+    "page_notes",
+    "profile_notes",
+    "public_notes",
+]

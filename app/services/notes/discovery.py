@@ -1,0 +1,287 @@
+"""Reading notes in a map area (`services.shared.areas`), contract: Public note discovery,
+Limits.
+
+Capped reads ask for `cap + 1` rows, most recent activity first (ties by id), and say
+`truncated` when there were more. Lists are plain SQL rows (`NoteList.columns` names their
+fields), not ORM objects: a full public list is 500 rows and per-row Python work would
+dominate it. The API turns them into its response shape.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from sqlalchemy import Integer, Select, String, bindparam, select, type_coerce
+from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import Compiled
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.functions import FunctionElement
+
+from app.auth import ANONYMOUS, Viewer
+from app.errors import NotFound
+from app.extensions import db
+from app.models.note import Note
+from app.models.user import User
+from app.policies import notes as note_policy
+from app.services.categories import canonical_language
+from app.services.shared.areas import Area, circle_clause, window_clause
+
+# --- note records straight from SQL ------------------------------------------------------
+#
+# A public list is up to 500 records. Building UUID and datetime objects for every row and
+# formatting them back to text in Python costs several times the query itself, so list
+# reads let the database render ids and times as text (lowercase GUID text, ISO 8601 UTC
+# with milliseconds and Z, as api.base.Guid / UtcDateTime would write them).
+
+
+class GuidText(FunctionElement[str]):
+    """A GUID column as lowercase hyphenated text."""
+
+    type = String()
+    inherit_cache = True
+
+
+class UtcText(FunctionElement[str]):
+    """A UTC timestamp column as `YYYY-MM-DDTHH:MM:SS.mmmZ` (milliseconds truncated)."""
+
+    type = String()
+    inherit_cache = True
+
+
+@compiles(GuidText, "postgresql")
+def _guid_text_postgresql(element: GuidText, compiler: Any, **kw: Any) -> str:
+    return f"CAST({compiler.process(element.clauses, **kw)} AS TEXT)"
+
+
+@compiles(GuidText, "sqlite")
+def _guid_text_sqlite(element: GuidText, compiler: Any, **kw: Any) -> str:
+    # SQLite keeps a Uuid as 32 hex digits.
+    column = compiler.process(element.clauses, **kw)
+    parts = [(1, 8), (9, 4), (13, 4), (17, 4), (21, 12)]
+    return "lower(" + " || '-' || ".join(f"substr({column}, {a}, {n})" for a, n in parts) + ")"
+
+
+@compiles(UtcText, "postgresql")
+def _utc_text_postgresql(element: UtcText, compiler: Any, **kw: Any) -> str:
+    column = compiler.process(element.clauses, **kw)
+    return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
+
+
+@compiles(UtcText, "sqlite")
+def _utc_text_sqlite(element: UtcText, compiler: Any, **kw: Any) -> str:
+    # SQLite keeps `YYYY-MM-DD HH:MM:SS.ffffff` in UTC (models.base.UtcDateTime).
+    column = compiler.process(element.clauses, **kw)
+    return f"substr({column}, 1, 10) || 'T' || substr({column}, 12, 12) || 'Z'"
+
+
+def note_record_columns(viewer: Viewer) -> list[Any]:
+    """The note record, one labelled column per field (ids and times as text).
+    `client_mutation_id` only for the note's workspace."""
+    return [
+        GuidText(Note.id).label("note_id"),
+        GuidText(Note.owner_user_id).label("owner_user_id"),
+        User.user_name.label("owner_user_name"),
+        GuidText(Note.category_id).label("category_id"),
+        Note.title.label("title"),
+        Note.body.label("body"),
+        Note.content_language.label("content_language"),
+        Note.latitude.label("latitude"),
+        Note.longitude.label("longitude"),
+        type_coerce(Note.visibility, String).label("visibility"),
+        type_coerce(Note.comment_policy, String).label("comment_policy"),
+        Note.external_link_url.label("external_link_url"),
+        Note.external_link_description.label("external_link_description"),
+        Note.is_deleted.label("is_deleted"),
+        UtcText(Note.updated_utc).label("updated_utc"),
+        UtcText(Note.last_activity_utc).label("last_activity_utc"),
+        note_policy.client_fields_column(viewer).label("client_mutation_id"),
+        GuidText(Note.team_id).label("team_id"),
+    ]
+
+
+NOTE_RECORD_FIELDS = tuple(column.name for column in note_record_columns(ANONYMOUS))
+"""The field names of every note list row, in column order."""
+
+
+def note_rows(viewer: Viewer) -> Select[Any]:
+    """SELECT of note records (joined to the owner for `ownerUserName`)."""
+    return select(*note_record_columns(viewer)).join(User, User.id == Note.owner_user_id)
+
+
+@dataclass
+class NoteList:
+    """Note records as plain rows (fields named by `columns`), and whether a cap cut the
+    list."""
+
+    rows: list[Sequence[Any]]
+    truncated: bool = False
+    columns: tuple[str, ...] = NOTE_RECORD_FIELDS
+
+
+SelectT = TypeVar("SelectT", bound=Select)
+
+
+def by_activity(query: SelectT) -> SelectT:
+    return query.order_by(Note.last_activity_utc.desc(), Note.id.desc())
+
+
+def capped_statement(viewer: Viewer, where: Sequence[ColumnElement[bool]]) -> Select[Any]:
+    """Note records matching `where`, most recent activity first (ties by id), at most
+    `cap + 1` of them (bound parameter `cap_plus_one`; `capped` runs it).
+
+    Two steps in one statement: the ids of the newest matches (on PostgreSQL an index-only
+    scan of a covering partial index, whatever the window's size), then their records by
+    primary key.
+    """
+    newest = (
+        by_activity(select(Note.id, Note.last_activity_utc).where(*where))
+        .limit(CAP_PLUS_ONE)
+        .subquery("newest")
+    )
+    return (
+        note_rows(viewer)
+        .join(newest, newest.c.id == Note.id)
+        .order_by(newest.c.last_activity_utc.desc(), newest.c.id.desc())
+    )
+
+
+CAP_PLUS_ONE = bindparam("cap_plus_one", type_=Integer)
+
+
+def capped(
+    statement: Select[Any], params: dict[str, Any], cap: int, *, reused: bool = False
+) -> NoteList:
+    """Runs a `capped_statement`: at most `cap` records; `truncated` when more matched."""
+    rows = read_rows(statement, {**params, CAP_PLUS_ONE.key: cap + 1}, reused=reused)
+    return NoteList(rows[:cap], truncated=len(rows) > cap)
+
+
+def read_rows(
+    statement: Select[Any], params: dict[str, Any], *, reused: bool = False
+) -> list[Sequence[Any]]:
+    """The rows of one SELECT, as plain rows (no ORM result layer).
+
+    `reused` says the statement object is built once and run for many requests, its
+    numbers bound parameters (anonymous discovery). On PostgreSQL such a statement, when
+    the request has no transaction open, takes the short way (`_run_alone`). Every other
+    read runs on the request's session, inside its transaction, so it sees what the
+    request has flushed.
+    """
+    # A request that has not touched the session has no transaction (and needs no session).
+    in_transaction = db.session.registry.has() and db.session().in_transaction()
+    if in_transaction or not reused or db.engine.dialect.name != "postgresql":
+        return list(db.session.connection().execute(statement, params).all())
+    return _run_alone(_compiled(statement, db.engine.dialect), params)
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(statement: Select[Any], dialect: Dialect) -> Compiled:
+    """A reused statement's SQL for one database dialect, compiled once."""
+    return statement.compile(dialect=dialect)
+
+
+def _run_alone(compiled: Compiled, params: dict[str, Any]) -> list[Sequence[Any]]:
+    """One PostgreSQL statement on a pooled connection of its own, in autocommit, through
+    the driver. Measured on the discovery benchmark (bench/README.md), each step spares
+    time a fast read cannot afford:
+
+    - autocommit: one statement already reads one consistent snapshot; BEGIN and ROLLBACK
+      would add two round trips. psycopg2's own switch is client-side, whereas SQLAlchemy's
+      AUTOCOMMIT isolation level costs a `SET default_transaction_isolation` on reset.
+    - the SQL compiled once: SQLAlchemy's statement cache looks the whole statement up on
+      every execution, and its result layer builds a row object per row. psycopg2 already
+      returns every column as the API writes it (text ids and times, floats, booleans).
+
+    Being below SQLAlchemy's Connection, it emits no execution events and is not echoed
+    by SQLALCHEMY_ECHO; the pool's events (ping_when_idle) still apply.
+    """
+    connection = db.engine.raw_connection()
+    driver: Any = connection.driver_connection  # a psycopg2 connection
+    try:
+        driver.autocommit = True
+        with driver.cursor() as cursor:
+            cursor.execute(compiled.string, compiled.construct_params(params))
+            return list(cursor.fetchall())
+    except Exception:
+        if driver.closed:  # the server went away: never hand this connection out again
+            connection.invalidate()
+        raise
+    finally:
+        if not driver.closed:
+            driver.autocommit = False
+        connection.close()
+
+
+LANGUAGE = bindparam("content_language", type_=String)
+
+
+@functools.lru_cache(maxsize=16)
+def _public_statement(shape: tuple[str, bool], with_language: bool) -> Select[Any]:
+    area = circle_clause if shape[0] == "circle" else window_clause
+    filters = [note_policy.public_discovery_filter(), area(shape[1])]
+    if with_language:
+        filters.append(Note.content_language == LANGUAGE)
+    return capped_statement(ANONYMOUS, filters)
+
+
+def _language_params(content_language: str | None) -> dict[str, str]:
+    if not content_language:
+        return {}
+    return {LANGUAGE.key: canonical_language(content_language)}
+
+
+def public_notes(area: Area, *, content_language: str | None = None, cap: int) -> NoteList:
+    """Anonymous discovery in a window or circle (Public, and gated with no trackables).
+    The same statement serves every request of an area's shape."""
+    language = _language_params(content_language)
+    statement = _public_statement(area.shape, bool(language))
+    return capped(statement, {**area.params(), **language}, cap, reused=True)
+
+
+def profile_notes(
+    viewer: Viewer,
+    user_name: str,
+    area: Area,
+    *,
+    content_language: str | None = None,
+    include_all_languages: bool = False,
+    cap: int,
+) -> NoteList:
+    """A profile's personal notes in a window or circle, as far as this viewer may see.
+
+    `contentLanguage` filters to one language; `includeAllLanguages` (for multilingual
+    clients) ignores that filter.
+    """
+    owner = db.session.scalar(select(User).where(User.user_name == user_name.lower()))
+    if owner is None:
+        raise NotFound("Profile not found.")
+    return page_notes(
+        viewer,
+        note_policy.profile_filter(owner),
+        area,
+        content_language=content_language,
+        include_all_languages=include_all_languages,
+        cap=cap,
+    )
+
+
+def page_notes(
+    viewer: Viewer,
+    page: ColumnElement[bool],
+    area: Area,
+    *,
+    content_language: str | None = None,
+    include_all_languages: bool = False,
+    cap: int,
+) -> NoteList:
+    """The notes of one public page (a profile's, a team's) in a window or circle that this
+    viewer may open: the query rules shared by the profile and team nearby routes."""
+    language = {} if include_all_languages else _language_params(content_language)
+    filters = [page, note_policy.visible_filter(viewer), area.where()]
+    if language:
+        filters.append(Note.content_language == LANGUAGE)
+    return capped(capped_statement(viewer, filters), {**area.params(), **language}, cap)

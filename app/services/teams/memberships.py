@@ -1,0 +1,306 @@
+"""Team memberships: a small explicit state machine (contract: Team membership; decisions:
+Teams). A user has at most one record per team; no record is the state "none".
+
+| from       | operation             | by                      | to                              |
+|------------|-----------------------|-------------------------|---------------------------------|
+| none       | request               | the user (team visible) | Open: Member; RequestsAllowed:  |
+|            |                       |                         | Requesting; InviteOnly: 403     |
+| none       | join (invite link)    | the user                | RequestsAllowed: Requesting;    |
+|            |                       |                         | otherwise Member                |
+| none       | invite                | an admin                | Invited                         |
+| Invited    | accept, request, join | the user                | Member                          |
+| Invited    | refuse                | the user                | Refused (the record ends)       |
+| Requesting | approve, invite       | an admin                | Member                          |
+| Requesting | deny                  | an admin                | Denied (the record ends)        |
+| Requesting | join                  | the user                | unchanged                       |
+| Member     | promote-admin         | an admin                | Member with isAdmin             |
+| Member     | join                  | the user                | unchanged                       |
+| any        | delete                | the user, or an admin   | none (204)                      |
+
+(Requesting is `RequestingMembership`.) Anything else is refused with 409 and changes
+nothing; who may act is policies.teams.ACTORS. The last admin cannot leave or be removed
+(409): a team always keeps at least one admin.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from sqlalchemy import case, delete, exc, func, select, update
+
+from app.auth import Viewer
+from app.errors import Conflict, Forbidden, ValidationFailed
+from app.extensions import db
+from app.models.base import utcnow
+from app.models.note import Note
+from app.models.team import JoinPolicy, MembershipStatus, Team, TeamInviteLink, TeamMembership
+from app.models.user import User
+from app.policies import teams as team_policy
+from app.services.shared.account_deletion import DeletionCounts
+from app.services.teams import teams
+
+Operation = Literal[
+    "request", "join", "invite", "accept", "refuse", "approve", "deny", "promote-admin"
+]
+REQUESTING = MembershipStatus.REQUESTING
+INVITED = MembershipStatus.INVITED
+MEMBER = MembershipStatus.MEMBER
+
+# (operation, current status) -> next status. `None`: no record yet.
+TRANSITIONS: dict[tuple[Operation, MembershipStatus | None], MembershipStatus] = {
+    ("invite", None): INVITED,
+    ("accept", INVITED): MEMBER,
+    ("request", INVITED): MEMBER,  # both sides want it
+    ("join", INVITED): MEMBER,
+    ("refuse", INVITED): MembershipStatus.REFUSED,
+    ("approve", REQUESTING): MEMBER,
+    ("invite", REQUESTING): MEMBER,  # both sides want it
+    ("deny", REQUESTING): MembershipStatus.DENIED,
+    ("join", REQUESTING): REQUESTING,
+    ("join", MEMBER): MEMBER,
+    ("promote-admin", MEMBER): MEMBER,
+}
+# A user starting a membership on their own: the team's join policy decides (None: refused).
+SELF_START: dict[tuple[Operation, JoinPolicy], MembershipStatus | None] = {
+    ("request", JoinPolicy.OPEN): MEMBER,
+    ("request", JoinPolicy.REQUESTS_ALLOWED): REQUESTING,
+    ("request", JoinPolicy.INVITE_ONLY): None,
+    ("join", JoinPolicy.OPEN): MEMBER,
+    ("join", JoinPolicy.REQUESTS_ALLOWED): REQUESTING,
+    ("join", JoinPolicy.INVITE_ONLY): MEMBER,
+}
+ENDING = frozenset({MembershipStatus.DENIED, MembershipStatus.REFUSED})
+
+
+@dataclass(frozen=True)
+class MembershipRecord:
+    """What membership operations return (a snapshot: deny and refuse end the record)."""
+
+    membership_id: uuid.UUID
+    team_id: uuid.UUID
+    user_name: str
+    status: MembershipStatus
+    is_admin: bool
+    created_utc: datetime
+    updated_utc: datetime
+
+    @classmethod
+    def of(cls, membership: TeamMembership, **changes: object) -> MembershipRecord:
+        values: dict[str, object] = {
+            "membership_id": membership.id,
+            "team_id": membership.team_id,
+            "user_name": membership.user_name,
+            "status": membership.status,
+            "is_admin": membership.is_admin,
+            "created_utc": membership.created_utc,
+            "updated_utc": membership.updated_utc,
+        }
+        values.update(changes)
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def next_status(
+    operation: Operation, membership: TeamMembership | None, team: Team
+) -> MembershipStatus:
+    """The state `operation` leads to from the record's current one, or the refusal."""
+    current = membership.status if membership is not None else None
+    if current is None and (operation, team.join_policy) in SELF_START:
+        started = SELF_START[(operation, team.join_policy)]
+        if started is None:
+            raise Forbidden("This team takes no membership requests; it joins by invitation.")
+        return started
+    following = TRANSITIONS.get((operation, current))
+    if following is None or (operation == "promote-admin" and membership and membership.is_admin):
+        raise Conflict(_refusal(operation, membership))
+    return following
+
+
+def _refusal(operation: Operation, membership: TeamMembership | None) -> str:
+    if membership is None:
+        return f"There is no membership to {operation}."
+    if membership.is_active:
+        state = "an admin" if membership.is_admin else "a member"
+        return f"Cannot {operation.replace('-', ' ')}: the user is already {state}."
+    return f"Cannot {operation.replace('-', ' ')} a membership that is {membership.status.value}."
+
+
+def apply(
+    team: Team, membership: TeamMembership | None, user_id: uuid.UUID, operation: Operation
+) -> MembershipRecord:
+    """Move the record along `operation` (checked by `next_status`) and report it."""
+    following = next_status(operation, membership, team)
+    now = utcnow()
+    if membership is None:
+        membership = TeamMembership(
+            team_id=team.id, user_id=user_id, status=following, created_utc=now, updated_utc=now
+        )
+        try:
+            with db.session.begin_nested():  # the same user starting twice at once
+                db.session.add(membership)
+        except exc.IntegrityError:
+            raise Conflict("The membership changed meanwhile; reload and try again.") from None
+    elif following in ENDING:
+        record = MembershipRecord.of(membership, status=following, updated_utc=now)
+        db.session.delete(membership)
+        teams.touch(team)
+        db.session.flush()
+        return record
+    elif following != membership.status or operation == "promote-admin":
+        membership.status = following
+        membership.is_admin = membership.is_admin or operation == "promote-admin"
+        membership.updated_utc = now
+    else:
+        return MembershipRecord.of(membership)  # nothing changes (a repeated join)
+    teams.touch(team)
+    db.session.flush()
+    return MembershipRecord.of(membership)
+
+
+# --- the routes' operations --------------------------------------------------------------
+
+
+def request_membership(viewer: Viewer, team_id: uuid.UUID) -> MembershipRecord:
+    """The caller asks to join a team they can see."""
+    team, own = team_policy.get_visible_team(viewer, team_id)
+    return apply(team, own, viewer.account.id, "request")
+
+
+def invite(viewer: Viewer, team_id: uuid.UUID, user_name: str) -> MembershipRecord:
+    """An admin invites a user by user name (400 on `userName` when there is none)."""
+    team = team_policy.require_admin(viewer, team_id)
+    user = db.session.scalar(select(User).where(User.user_name == user_name.strip().lower()))
+    if user is None:
+        raise ValidationFailed({"userName": ["No user has this user name."]})
+    existing = db.session.scalar(
+        select(TeamMembership).where(
+            TeamMembership.team_id == team_id, TeamMembership.user_id == user.id
+        )
+    )
+    return apply(team, existing, user.id, "invite")
+
+
+def answer(
+    viewer: Viewer,
+    team_id: uuid.UUID,
+    membership_id: uuid.UUID,
+    operation: Literal["accept", "refuse", "approve", "deny", "promote-admin"],
+) -> MembershipRecord:
+    """accept, refuse (the invited user), approve, deny, promote-admin (an admin)."""
+    membership = team_policy.require_membership_action(viewer, team_id, membership_id, operation)
+    return apply(membership.team, membership, membership.user_id, operation)
+
+
+def _lock_team(team_id: uuid.UUID) -> Team | None:
+    """Serialize changes to a team's admins (PostgreSQL row lock; SQLite serializes writes)."""
+    return db.session.scalar(select(Team).where(Team.id == team_id).with_for_update())
+
+
+def _admin_count(team_id: uuid.UUID) -> int:
+    return (
+        db.session.scalar(
+            select(func.count())
+            .select_from(TeamMembership)
+            .where(
+                TeamMembership.team_id == team_id,
+                TeamMembership.status == MEMBER,
+                TeamMembership.is_admin.is_(True),
+            )
+        )
+        or 0
+    )
+
+
+def remove(viewer: Viewer, team_id: uuid.UUID, membership_id: uuid.UUID) -> None:
+    """Leave (or withdraw a request, or refuse an invitation), or, as an admin, remove a
+    member or withdraw an invitation. The team's last admin cannot go (409)."""
+    membership = team_policy.require_membership_action(viewer, team_id, membership_id, "delete")
+    team = _lock_team(team_id)
+    was_admin = membership.is_active and membership.is_admin
+    db.session.delete(membership)
+    db.session.flush()
+    # Counted after the delete, inside the lock: two admins leaving at once cannot both go.
+    if was_admin and _admin_count(team_id) == 0:
+        raise Conflict(
+            "A team keeps at least one admin: promote another member first, or delete the team."
+        )
+    if team is not None:
+        teams.touch(team)
+    db.session.flush()
+
+
+# Members first (admins leading), then invitations, then requests.
+STATUS_ORDER = case(
+    (TeamMembership.status == MEMBER, 0), (TeamMembership.status == INVITED, 1), else_=2
+)
+
+
+def list_memberships(viewer: Viewer, team_id: uuid.UUID) -> list[MembershipRecord]:
+    """Members see the team's members; admins also its requests and invitations."""
+    team_policy.require_member(viewer, team_id)
+    found = db.session.scalars(
+        select(TeamMembership)
+        .join(User, User.id == TeamMembership.user_id)
+        .where(team_policy.visible_memberships_filter(viewer, team_id))
+        .order_by(STATUS_ORDER, TeamMembership.is_admin.desc(), User.user_name)
+    )
+    return [MembershipRecord.of(membership) for membership in found]
+
+
+# --- account deletion --------------------------------------------------------------------
+
+
+def _first_member(team_id: uuid.UUID, user_id: uuid.UUID, *, admin: bool) -> TeamMembership | None:
+    """The longest-standing other active member (admins only when `admin`)."""
+    query = select(TeamMembership).where(
+        TeamMembership.team_id == team_id,
+        TeamMembership.user_id != user_id,
+        TeamMembership.status == MEMBER,
+    )
+    if admin:
+        query = query.where(TeamMembership.is_admin.is_(True))
+    return db.session.scalar(query.order_by(TeamMembership.created_utc, TeamMembership.id).limit(1))
+
+
+def end_account_memberships(user: User, counts: DeletionCounts) -> None:
+    """Before the notes clean-up: the user's memberships end. A team whose only admin the
+    user was passes to its longest-standing other member, or, with none, is deleted as an
+    admin would delete it. The user's notes in teams that remain are team content and are
+    handed to one of the team's admins (not counted as deleted). Invite links the user made
+    go with the account."""
+    own = list(db.session.scalars(select(TeamMembership).where(TeamMembership.user_id == user.id)))
+    now = utcnow()
+    for membership in own:
+        if not (membership.is_active and membership.is_admin):
+            continue
+        if _first_member(membership.team_id, user.id, admin=True) is not None:
+            continue
+        successor = _first_member(membership.team_id, user.id, admin=False)
+        team = db.session.get(Team, membership.team_id)
+        if successor is None and team is not None:
+            teams.dismantle(team)
+        elif successor is not None:
+            successor.is_admin, successor.updated_utc = True, now
+    team_ids = db.session.scalars(
+        select(Note.team_id)
+        .where(Note.owner_user_id == user.id, Note.team_id.is_not(None))
+        .distinct()
+    )
+    for team_id in list(team_ids):
+        admin = _first_member(team_id, user.id, admin=True)  # type: ignore[arg-type]
+        if admin is not None:
+            db.session.execute(
+                update(Note)
+                .where(Note.owner_user_id == user.id, Note.team_id == team_id)
+                .values(owner_user_id=admin.user_id, updated_utc=now)
+            )
+    db.session.execute(delete(TeamInviteLink).where(TeamInviteLink.created_by_user_id == user.id))
+    db.session.execute(
+        update(TeamInviteLink)
+        .where(TeamInviteLink.used_by_user_id == user.id)
+        .values(used_by_user_id=None)
+    )
+    db.session.execute(delete(TeamMembership).where(TeamMembership.user_id == user.id))
+    db.session.flush()
