@@ -196,12 +196,13 @@ def move_category(
         raise ValidationFailed(
             {"contentLanguage": ["A category keeps its content language; create one instead."]}
         )
+    # Everything is checked before anything is applied: a refused move changes nothing.
+    parent_id = category.parent_category_id
+    if "parent_category_id" in changes:
+        parent_id = _checked_parent(scope, category, changes["parent_category_id"])
     if "name" in changes:
         category.name = changes["name"]
-    if "parent_category_id" in changes:
-        category.parent_category_id = _checked_parent(
-            scope, category, changes["parent_category_id"]
-        )
+    category.parent_category_id = parent_id
     category.updated_utc = utcnow()
     db.session.flush()
     return category

@@ -541,3 +541,17 @@ def test_an_active_member_uses_the_teams_tree(alice, operation):
         assert rows[category_id][4] is True
     elif operation == "create":
         assert [row[2] for row in rows.values() if row[0] != category_id] == ["Mine"]
+
+
+def test_a_refused_move_applies_nothing_even_when_the_caller_commits(alice, forest):
+    """Everything is checked before anything is applied: a rename that comes with a
+    refused parent is not left behind for a later commit to save."""
+    viewer, scope = _mine(alice)
+    city = forest["city"]
+    with pytest.raises(ValidationFailed):
+        categories.move_category(
+            viewer, scope, city.id, {"name": "Renamed", "parent_category_id": city.id}
+        )
+    db.session.commit()
+    db.session.expire_all()
+    assert db.session.get(Category, city.id).name != "Renamed"
