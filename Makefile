@@ -3,6 +3,8 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do command 
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
+# pytest-xdist workers for `make test`; TEST_WORKERS=0 runs in one process
+TEST_WORKERS ?= auto
 
 .PHONY: run test lint fmt migrate seed clean bench
 
@@ -20,7 +22,7 @@ run: $(VENV)/.installed  ## serve on http://127.0.0.1:$(PORT) (SQLite in instanc
 	PORT=$(PORT) $(BIN)/gunicorn -c gunicorn.conf.py wsgi:app
 
 test: $(VENV)/.installed  ## the test suite (TEST_DATABASE_URL=postgresql://... for PostgreSQL)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff format --check .

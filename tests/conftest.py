@@ -4,14 +4,17 @@ database for every test, and an HTTP client that can act as any user."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, make_url, text
+from sqlalchemy.engine import Engine
 
 from app import create_app
 from app.extensions import db
@@ -20,31 +23,63 @@ from app.models.user import User
 from config import normalize_database_url
 
 
+@contextmanager
+def fresh_postgresql_database(url: str, name: str) -> Iterator[str]:
+    """A new empty PostgreSQL database `name` on the server of `url`, dropped afterwards."""
+    admin = create_engine(make_url(url).set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """SQLite in a temporary file, or TEST_DATABASE_URL; tables are created once."""
-    url = normalize_database_url(
-        os.environ.get("TEST_DATABASE_URL")
-        or f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
-    )
-    engine = create_engine(url)
-    Base.metadata.drop_all(engine)
-    Base.metadata.create_all(engine)
-    engine.dispose()
-    yield url
-    engine = create_engine(url)
-    Base.metadata.drop_all(engine)
-    engine.dispose()
+    """SQLite in a temporary file (one per xdist worker), or TEST_DATABASE_URL (a database
+    per worker beside it); tables are created once per worker."""
+    configured = os.environ.get("TEST_DATABASE_URL")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    with ExitStack() as stack:
+        if configured and worker:
+            # Under pytest-xdist each worker has its own database beside the configured one.
+            url = normalize_database_url(configured)
+            url = stack.enter_context(
+                fresh_postgresql_database(url, f"{make_url(url).database}_{worker}")
+            )
+        else:
+            url = normalize_database_url(
+                configured or f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+            )
+        engine = create_engine(url)
+        Base.metadata.drop_all(engine)
+        Base.metadata.create_all(engine)
+        engine.dispose()
+        yield url
+        engine = create_engine(url)
+        Base.metadata.drop_all(engine)
+        engine.dispose()
+
+
+@event.listens_for(Engine, "connect")
+def _sqlite_without_fsync(dbapi_connection: Any, _record: Any) -> None:
+    """Test databases are thrown away, so SQLite need not wait for the disk on each commit.
+    Locking and transactions behave as in production; only durability is given up."""
+    if isinstance(dbapi_connection, sqlite3.Connection):
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA synchronous = OFF")
+        cursor.close()
 
 
 def _empty_all_tables() -> None:
-    if db.engine.dialect.name == "postgresql":
-        names = ", ".join(f'"{table.name}"' for table in Base.metadata.sorted_tables)
-        if names:
-            db.session.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
-    else:
-        for table in reversed(Base.metadata.sorted_tables):
-            db.session.execute(table.delete())
+    # DELETE, child tables first: on tables this small it is much faster than TRUNCATE,
+    # which rewrites every table's files on PostgreSQL.
+    for table in reversed(Base.metadata.sorted_tables):
+        db.session.execute(table.delete())
     db.session.commit()
 
 
@@ -68,9 +103,42 @@ def app_overrides() -> dict[str, Any]:
     return {}
 
 
+# One app per worker and settings: building an app registers every route in the OpenAPI
+# document, which costs far more than a test. What a test can change is put back after it.
+_apps: dict[str, Flask] = {}
+_pristine: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+
+def _shared_app(database_url: str, root: Path, overrides: dict[str, Any]) -> Flask:
+    key = repr(sorted(overrides.items()))
+    if key not in _apps:
+        app = make_test_app(database_url, root, **overrides)
+        _apps[key] = app
+        _pristine[id(app)] = (dict(app.config), dict(app.extensions))
+    return _apps[key]
+
+
+def _reset_app(app: Flask, tmp_path: Path) -> None:
+    from app.extensions import limiter
+
+    config, extensions = _pristine[id(app)]
+    app.config.clear()
+    app.config.update(config)
+    app.config.update(IMAGE_ROOT=tmp_path / "images", MAP_TILE_ROOT=tmp_path / "tiles")
+    app.extensions.clear()  # the mail outbox, hooks a test replaced
+    app.extensions.update(extensions)
+    limiter.reset()
+
+
 @pytest.fixture
-def app(database_url: str, tmp_path: Path, app_overrides: dict[str, Any]) -> Iterator[Flask]:
-    app = make_test_app(database_url, tmp_path, **app_overrides)
+def app(
+    database_url: str,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    app_overrides: dict[str, Any],
+) -> Iterator[Flask]:
+    app = _shared_app(database_url, tmp_path_factory.getbasetemp(), app_overrides)
+    _reset_app(app, tmp_path)
     with app.app_context():
         try:
             yield app

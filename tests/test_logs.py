@@ -7,6 +7,15 @@ import logging
 import pytest
 
 from app.logs import JsonFormatter, redact
+from tests.conftest import make_test_app
+
+
+@pytest.fixture
+def app(database_url, tmp_path):
+    """An app of this module's own: a test adds a route to it."""
+    app = make_test_app(database_url, tmp_path)
+    with app.app_context():
+        yield app
 
 
 @pytest.mark.parametrize(

@@ -12,12 +12,11 @@ from alembic.config import Config as AlembicConfig
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from flask_migrate import downgrade, upgrade
-from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from app.extensions import db
 from app.models import Base
-from tests.conftest import make_test_app
+from tests.conftest import fresh_postgresql_database, make_test_app
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 pytestmark = pytest.mark.migrations
@@ -37,15 +36,8 @@ def empty_database_url(database_url: str, tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'migrated.db'}"
         return
     name = f"migrations_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with fresh_postgresql_database(database_url, name) as url:
+        yield url
 
 
 def test_upgraded_empty_database_matches_the_models(empty_database_url, tmp_path):

@@ -38,7 +38,8 @@ def random_points(circle: Circle, count: int) -> list[tuple[int, float, float]]:
 
 
 def points_table(points: list[tuple[int, float, float]]) -> Table:
-    """A temporary table of numbered points on the session's connection."""
+    """A temporary table of numbered points on the session's connection (replacing the one
+    an earlier test left on the same pooled connection)."""
     table = Table(
         "circle_points",
         MetaData(),
@@ -48,6 +49,7 @@ def points_table(points: list[tuple[int, float, float]]) -> Table:
         prefixes=["TEMPORARY"],
     )
     connection = db.session.connection()
+    table.drop(connection, checkfirst=True)
     table.create(connection)
     connection.execute(
         insert(table),
