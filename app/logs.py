@@ -11,6 +11,7 @@ import json
 import logging
 import re
 import sys
+import traceback
 import uuid
 from typing import Any
 
@@ -18,9 +19,18 @@ from flask import Flask, Response, g, has_request_context, request
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 SECRET_PATTERNS = [
-    (re.compile(r"(/trackable/)[^/?#\s]+", re.IGNORECASE), r"\1[redacted]"),
+    # The whole rest of the path: the entry route takes anything after /trackable/.
+    (re.compile(r"(/trackable/)[^?#\s]+", re.IGNORECASE), r"\1[redacted]"),
     (re.compile(r"([?&](?:code|accessCode)=)[^&#\s]*", re.IGNORECASE), r"\1[redacted]"),
     (re.compile(r'("accessCode"\s*:\s*")[^"]*', re.IGNORECASE), r"\1[redacted]"),
+    # A bare query string (gunicorn's `q` atom has no `?`), also %2F-encoded /trackable/.
+    (re.compile(r"^((?:code|accessCode)=)[^&#\s]*", re.IGNORECASE), r"\1[redacted]"),
+    (re.compile(r"(%2Ftrackable%2F)[^/?#&\s%]+", re.IGNORECASE), r"\1[redacted]"),
+    # JSON or Python reprs of a lookup body (`code`) or an access code (`access_code`).
+    (
+        re.compile(r"""(["'](?:code|access_?code)["']\s*:\s*["'])[^"']*""", re.IGNORECASE),
+        r"\1[redacted]",
+    ),
 ]
 
 
@@ -33,11 +43,20 @@ def redact(text: str) -> str:
 class RequestIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = g.get("request_id", "-") if has_request_context() else "-"
-        record.msg = redact(str(record.msg))
+        # The message with its arguments: a path passed as `%s` must be redacted too.
+        record.msg, record.args = redact(record.getMessage()), None
         return True
 
 
-class JsonFormatter(logging.Formatter):
+class RedactingFormatter(logging.Formatter):
+    """A formatter whose tracebacks are redacted too: an exception's text may quote a
+    request's path, query or body."""
+
+    def formatException(self, ei: Any) -> str:
+        return redact(super().formatException(ei))
+
+
+class JsonFormatter(RedactingFormatter):
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
             "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
@@ -58,7 +77,7 @@ def configure_logging(app: Flask) -> None:
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s")
+            RedactingFormatter("%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s")
         )
     root = logging.getLogger("app")
     root.handlers = [handler]
@@ -82,12 +101,37 @@ except ImportError:  # gunicorn is not a runtime import for tests or `flask run`
     _GunicornLogger = object  # type: ignore[assignment,misc]
 
 
+class RedactingFilter(logging.Filter):
+    """Redacts a record's message and its traceback (the record is rewritten in place)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.exc_info:
+            # An exception's text may quote the request (gunicorn's parse errors do).
+            message += "\n" + "".join(traceback.format_exception(*record.exc_info)).rstrip()
+            record.exc_info, record.exc_text = None, None
+        record.msg, record.args = redact(message), None
+        return True
+
+
+_REDACTING_FILTER = RedactingFilter()
+
+
 class RedactingGunicornLogger(_GunicornLogger):  # type: ignore[misc,valid-type]
-    """gunicorn's logger with trackable secrets removed from the access line."""
+    """gunicorn's logger with trackable secrets removed from the access line and from
+    the error log, where a worker names the URI of a request it failed to parse or to
+    handle ("Error handling request GET /trackable/...")."""
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)  # type: ignore[misc]
+        for logger in (self.error_log, self.access_log):
+            logger.addFilter(_REDACTING_FILTER)  # once: addFilter skips a repeat
 
     def atoms(self, resp: Any, req: Any, environ: Any, request_time: Any) -> dict[str, Any]:
         atoms = super().atoms(resp, req, environ, request_time)  # type: ignore[misc]
-        for key in ("r", "U", "q"):
-            if isinstance(atoms.get(key), str):
-                atoms[key] = redact(atoms[key])
+        # Every text atom, not only r/U/q: the Referer (`f`, `{referer}i`) of a page
+        # opened from /trackable/{code} carries the code too.
+        for key, value in atoms.items():
+            if isinstance(value, str):
+                atoms[key] = redact(value)
         return atoms

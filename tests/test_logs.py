@@ -22,6 +22,7 @@ def app(database_url, tmp_path):
     ("line", "expected"),
     [
         ("GET /trackable/LNK7M2Q9XT HTTP/1.1", "GET /trackable/[redacted] HTTP/1.1"),
+        ("GET /trackable/pasted/with/slashes HTTP/1.1", "GET /trackable/[redacted] HTTP/1.1"),
         (
             "GET /api/trackables/lookup?code=LN7K&x=1",
             "GET /api/trackables/lookup?code=[redacted]&x=1",
