@@ -6,7 +6,18 @@ from app.models.compliance import ContentReport
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
 from app.models.note import Note, NoteComment
 from app.models.team import Team, TeamInviteLink, TeamMembership
-from app.models.trackable import Trackable, TrackableUnlock, note_trackables
+from app.models.trackable import (
+    JourneyStop,
+    SecretGuessMiss,
+    Trackable,
+    TrackableAccessSession,
+    TrackableCode,
+    TrackableGroup,
+    TrackableGroupWatch,
+    TrackableUnlock,
+    TrackableWatch,
+    note_trackables,
+)
 from app.models.user import User
 
 __all__ = [
@@ -14,16 +25,23 @@ __all__ = [
     "Category",
     "ContentReport",
     "EmailCode",
+    "JourneyStop",
     "LoginFailure",
     "Note",
     "NoteComment",
     "RecoveryCode",
     "RefreshToken",
+    "SecretGuessMiss",
     "Team",
     "TeamInviteLink",
     "TeamMembership",
     "Trackable",
+    "TrackableAccessSession",
+    "TrackableCode",
+    "TrackableGroup",
+    "TrackableGroupWatch",
     "TrackableUnlock",
+    "TrackableWatch",
     "User",
     "note_trackables",
 ]

@@ -45,6 +45,10 @@ class UtcDateTime(TypeDecorator[datetime]):
 
 GUID = Uuid(as_uuid=True)
 
+# External link fields, on notes, teams, trackables and groups.
+LINK_URL_MAX_LENGTH = 2048
+LINK_DESCRIPTION_MAX_LENGTH = 500
+
 
 class Base(DeclarativeBase):
     registry = registry(

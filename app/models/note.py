@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Boolean, Float, ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.models.base import GUID, Base, new_id, utcnow
+from app.models.base import (
+    GUID,
+    LINK_DESCRIPTION_MAX_LENGTH,
+    LINK_URL_MAX_LENGTH,
+    Base,
+    new_id,
+    utcnow,
+)
 from app.models.category import LANGUAGE_TAG_MAX_LENGTH
 from app.models.enums import CommentPolicy, NoteVisibility, stored_enum
 from app.models.user import User
@@ -26,8 +33,6 @@ if TYPE_CHECKING:
 # Field limits (the contract leaves them open; docs/contract-notes.md lists them).
 TITLE_MAX_LENGTH = 200
 BODY_MAX_LENGTH = 20_000
-LINK_URL_MAX_LENGTH = 2048
-LINK_DESCRIPTION_MAX_LENGTH = 500
 CLIENT_MUTATION_ID_MAX_LENGTH = 100
 COMMENT_BODY_MAX_LENGTH = 4000
 

@@ -18,10 +18,9 @@ from enum import StrEnum
 from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.models.base import Base, new_id, utcnow
+from app.models.base import LINK_DESCRIPTION_MAX_LENGTH, LINK_URL_MAX_LENGTH, Base, new_id, utcnow
 from app.models.category import LANGUAGE_TAG_MAX_LENGTH
 from app.models.enums import NoteVisibility, stored_enum
-from app.models.note import LINK_DESCRIPTION_MAX_LENGTH, LINK_URL_MAX_LENGTH
 from app.models.user import User
 
 TEAM_NAME_MIN_LENGTH = 3

@@ -1,36 +1,168 @@
-"""Trackables: the MINIMAL concepts the notes area needs now.
+"""Trackables (contract: Trackable, Trackable group, Trackable activation, Trackable group
+membership, Trackable watch, Journey stop; decisions: Trackable codes, Access sessions).
 
-The trackables area extends this module (codes, activation, groups, journey, visibility,
-watch lists, ...). Kept here for now: the trackable itself with its public fields, the
-note <-> trackable association (gated notes depend on it) and the account-stored unlocks of
-a signed-in viewer (the policy's "viewer who unlocked one of its trackables").
+- A trackable is activated when it has an owner (`owner_user_id`, its activator); a
+  team-owned one also names its team (`team_id`). There is no separate activation flag.
+- Codes live in `trackable_codes`, one row per code, keyed by the HMAC of the code's
+  normalised form (services.trackables.codes): the public code, the short secret and the
+  QR token share one unique key space, so the database itself refuses any collision
+  between them; secrets and tokens are never stored in plain text. The public code is
+  also kept in plain text on the trackable for display and links.
+- A trackable is in at most one group: `group_id` is a single column.
+- Journey stops are immutable snapshots (coordinates, label and creator as saved).
 """
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from enum import StrEnum
 
-from sqlalchemy import Column, ForeignKey, Index, String, Table
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.models.base import GUID, Base, UtcDateTime, new_id, utcnow
+from app.models.base import (
+    GUID,
+    LINK_DESCRIPTION_MAX_LENGTH,
+    LINK_URL_MAX_LENGTH,
+    Base,
+    UtcDateTime,
+    new_id,
+    utcnow,
+)
+from app.models.enums import stored_enum
+
+TRACKABLE_NAME_MAX_LENGTH = 200
+TRACKABLE_DESCRIPTION_MAX_LENGTH = 4000
+STATUS_MESSAGE_MAX_LENGTH = 500
+GROUP_NAME_MAX_LENGTH = 100
+CODE_HASH_LENGTH = 64  # hex HMAC-SHA256
+
+
+class TrackableVisibility(StrEnum):
+    """Who may open an activated trackable (contract: Trackable)."""
+
+    ALWAYS_VISIBLE = "AlwaysVisibleToEveryone"
+    ONCE_ACCESSED = "VisibleOnceAccessed"  # its manager, and whoever unlocked it
+
+
+class CodeKind(StrEnum):
+    PUBLIC = "public"
+    SECRET = "secret"  # noqa: S105 - a kind of code, not a secret: the short secret code
+    QR = "qr"  # the long scan-only token
+
+
+class TrackableGroup(Base):
+    __tablename__ = "trackable_groups"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(GROUP_NAME_MAX_LENGTH))
+    # Lowercase with underscores, fixed after creation (the group's page).
+    slug: Mapped[str] = mapped_column(String(GROUP_NAME_MAX_LENGTH), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    default_trackable_title: Mapped[str] = mapped_column(
+        String(TRACKABLE_NAME_MAX_LENGTH), default=""
+    )
+    default_trackable_description: Mapped[str] = mapped_column(Text, default="")
+    default_external_link_url: Mapped[str | None] = mapped_column(
+        String(LINK_URL_MAX_LENGTH), default=None
+    )
+    default_external_link_description: Mapped[str] = mapped_column(
+        String(LINK_DESCRIPTION_MAX_LENGTH), default=""
+    )
+    default_external_link_append_public_code: Mapped[bool] = mapped_column(Boolean, default=False)
+    default_status_message: Mapped[str] = mapped_column(
+        String(STATUS_MESSAGE_MAX_LENGTH), default=""
+    )
+    visibility: Mapped[TrackableVisibility] = mapped_column(
+        stored_enum(TrackableVisibility), default=TrackableVisibility.ALWAYS_VISIBLE
+    )
+    # The group's creator controls it; a team group is also managed by the team's admins.
+    owner_user_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None, index=True
+    )
+    team_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("teams.id", ondelete="SET NULL"), default=None, index=True
+    )
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    last_activity_utc: Mapped[datetime] = mapped_column(default=utcnow)
+
+    trackables: Mapped[list[Trackable]] = relationship(
+        back_populates="group", order_by="Trackable.public_code"
+    )
 
 
 class Trackable(Base):
     __tablename__ = "trackables"
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
-    # No owner scope means unactivated (contract: Trackable activation).
+    public_code: Mapped[str] = mapped_column(String(32), unique=True)
+    name: Mapped[str] = mapped_column(String(TRACKABLE_NAME_MAX_LENGTH), default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    status_message: Mapped[str] = mapped_column(String(STATUS_MESSAGE_MAX_LENGTH), default="")
+    visibility: Mapped[TrackableVisibility] = mapped_column(
+        stored_enum(TrackableVisibility), default=TrackableVisibility.ALWAYS_VISIBLE
+    )
+    external_link_url: Mapped[str | None] = mapped_column(String(LINK_URL_MAX_LENGTH), default=None)
+    external_link_description: Mapped[str] = mapped_column(
+        String(LINK_DESCRIPTION_MAX_LENGTH), default=""
+    )
+    external_link_append_public_code: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Who created it (holds the secret from the create response until someone activates).
+    created_by_user_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None, index=True
+    )
+    # No owner means unactivated (contract: Trackable activation); the owner is the
+    # activator, who keeps control of a team-owned one while on the team.
     owner_user_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("users.id"), default=None, index=True
     )
-    # No foreign key yet: the teams table arrives with the teams area.
-    team_id: Mapped[uuid.UUID | None] = mapped_column(GUID, default=None)
-    public_code: Mapped[str] = mapped_column(String(32), unique=True)
-    name: Mapped[str] = mapped_column(String(200), default="")
+    team_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("teams.id", ondelete="SET NULL"), default=None, index=True
+    )
+    group_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("trackable_groups.id", ondelete="SET NULL"), default=None, index=True
+    )
+    has_custom_secret: Mapped[bool] = mapped_column(Boolean, default=False)
+    activated_utc: Mapped[datetime | None] = mapped_column(default=None)
     created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_utc: Mapped[datetime] = mapped_column(default=utcnow)
     last_activity_utc: Mapped[datetime] = mapped_column(default=utcnow)
+
+    group: Mapped[TrackableGroup | None] = relationship(back_populates="trackables")
+
+    @property
+    def is_activated(self) -> bool:
+        return self.owner_user_id is not None
+
+
+# The public list, most recent activity first (read backwards).
+Index("ix_trackables_public_activity", Trackable.last_activity_utc, Trackable.id)
+
+
+class TrackableCode(Base):
+    """One code of a trackable, by the keyed hash of its normalised form. The primary key
+    makes every code unique across kinds and trackables."""
+
+    __tablename__ = "trackable_codes"
+
+    code_hash: Mapped[str] = mapped_column(String(CODE_HASH_LENGTH), primary_key=True)
+    trackable_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("trackables.id", ondelete="CASCADE"), index=True
+    )
+    kind: Mapped[CodeKind] = mapped_column(stored_enum(CodeKind, length=16))
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 # Which trackables are attached to which notes. Attach/detach through services.notes so
@@ -58,3 +190,96 @@ class TrackableUnlock(Base):
         ForeignKey("trackables.id", ondelete="CASCADE"), primary_key=True, index=True
     )
     unlocked_utc: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class TrackableAccessSession(Base):
+    """An active secret session (contract: Active secret session): a client that looked up
+    a secret code or opened a QR link may act on that trackable without sending the code
+    again. The client holds only a random id in a signed HttpOnly cookie; its hash
+    (`client_key`) is kept here, with the status text the client last set. Rotating the
+    trackable's secret ends its sessions; DELETE /api/trackables/active/{id} ends one."""
+
+    __tablename__ = "trackable_access_sessions"
+    __table_args__ = (UniqueConstraint("client_key", "trackable_id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    client_key: Mapped[str] = mapped_column(String(CODE_HASH_LENGTH), index=True)
+    trackable_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("trackables.id", ondelete="CASCADE"), index=True
+    )
+    status_message: Mapped[str] = mapped_column(String(STATUS_MESSAGE_MAX_LENGTH), default="")
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_utc: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class TrackableWatch(Base):
+    """A user watches a trackable (one watch per user and trackable)."""
+
+    __tablename__ = "trackable_watches"
+
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    trackable_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("trackables.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class TrackableGroupWatch(Base):
+    """A user watches a group: it covers the group's items the user may see."""
+
+    __tablename__ = "trackable_group_watches"
+
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    group_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("trackable_groups.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class JourneyStop(Base):
+    """Where a trackable was, as saved at the time: an immutable snapshot (contract:
+    Journey stop). Moving a note later changes no stop."""
+
+    __tablename__ = "journey_stops"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    trackable_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("trackables.id", ondelete="CASCADE"))
+    # The snapped point: stops at the same place share it (contract: coordinateId).
+    coordinate_id: Mapped[uuid.UUID] = mapped_column(GUID)
+    latitude: Mapped[float] = mapped_column(Float)
+    longitude: Mapped[float] = mapped_column(Float)
+    location_label: Mapped[str] = mapped_column(String(200), default="")
+    associated_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    observed_utc: Mapped[datetime | None] = mapped_column(default=None)
+    is_location_only: Mapped[bool] = mapped_column(Boolean, default=True)
+    is_anonymous: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_by_user_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None, index=True
+    )
+    creator_display_name: Mapped[str] = mapped_column(String(100), default="")
+    note_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("notes.id", ondelete="SET NULL"), default=None
+    )
+    client_mutation_id: Mapped[str | None] = mapped_column(String(100), default=None)
+
+
+Index("ix_journey_stops_trackable", JourneyStop.trackable_id, JourneyStop.associated_utc)
+
+
+class SecretGuessMiss(Base):
+    """A lookup, visit or access-code write that matched nothing, per client: the guess
+    budget counts these in its window (decisions: Trackable codes). In the database, so
+    every worker process shares one count."""
+
+    __tablename__ = "secret_guess_misses"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    client_key: Mapped[str] = mapped_column(String(64))
+    missed_utc: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+Index("ix_secret_guess_misses_client", SecretGuessMiss.client_key, SecretGuessMiss.missed_utc)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from marshmallow import fields, validate
 
 from app.api.base import ProblemSchema, Schema
-from app.models.note import LINK_DESCRIPTION_MAX_LENGTH, LINK_URL_MAX_LENGTH
+from app.models.base import LINK_DESCRIPTION_MAX_LENGTH, LINK_URL_MAX_LENGTH
 
 
 class ExternalLinkInputSchema(Schema):
