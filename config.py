@@ -128,6 +128,17 @@ class Config:
     TRACKABLE_SECRET_CODE_LENGTH = env_int("TRACKABLE_SECRET_CODE_LENGTH", 8)
     TRACKABLE_QR_TOKEN_LENGTH = env_int("TRACKABLE_QR_TOKEN_LENGTH", 100)
     TRACKABLES_PER_GROUP_MAX = env_int("TRACKABLES_PER_GROUP_MAX", 100)
+    # --- access sessions for secret codes (decisions: Access sessions for secret codes) ---
+    # The signed HttpOnly SameSite=Lax cookie holding only a random client id; its sessions
+    # are rows in trackable_access_sessions. Secure: None means "when ENV_NAME is production".
+    TRACKABLE_ACCESS_COOKIE_NAME = env_str("TRACKABLE_ACCESS_COOKIE_NAME", "ln_trackable_access")
+    TRACKABLE_ACCESS_COOKIE_MAX_AGE_DAYS = env_int("TRACKABLE_ACCESS_COOKIE_MAX_AGE_DAYS", 30)
+    TRACKABLE_ACCESS_COOKIE_SECURE: bool | None = (
+        env_bool("TRACKABLE_ACCESS_COOKIE_SECURE", True)
+        if os.environ.get("TRACKABLE_ACCESS_COOKIE_SECURE")
+        else None
+    )
+    # --- end access sessions --------------------------------------------------------------
 
     # Images (decisions: Images)
     IMAGE_ROOT = Path(env_str("IMAGE_ROOT", str(INSTANCE_DIR / "images")))

@@ -46,17 +46,19 @@ def register_area_hooks(app: Flask) -> None:
     from app.hooks import AreaHooks
     from app.policies import notes as note_policy
     from app.policies import teams as team_policy
-    from app.services import categories, identity, notes, teams
+    from app.services import categories, identity, notes, teams, trackables
 
     app.extensions["area_hooks"] = AreaHooks(
         viewer_parts=(
             team_policy.active_team_roles,  # Viewer.team_roles
             note_policy.account_unlocks,  # Viewer.unlocked_trackable_ids (account)
+            trackables.access_session_unlocks,  # ...and this client's access-cookie sessions
         ),
         account_cleanups=(
             # Teams first: a sole admin's team passes on or is dismantled, and the user's
             # notes in remaining teams go to an admin before the user's notes are deleted.
             teams.end_account_memberships,
+            trackables.delete_account_trackables,  # before the notes its stops point at
             notes.delete_account_notes,
             categories.delete_account_categories,  # after the notes in them
             identity.remove_identity_data,  # tokens, codes: last

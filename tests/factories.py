@@ -136,11 +136,29 @@ def make_note(
     return note
 
 
+_TRACKABLE_CODES: dict[Any, Any] = {}
+
+
 def make_trackable(
-    owner: User | None = None, *, public_code: str | None = None, **fields: Any
+    owner: User | None = None,
+    *,
+    public_code: str | None = None,
+    secret_code: str | None = None,
+    qr_token: str | None = None,
+    **fields: Any,
 ) -> Trackable:
-    """An activated trackable of `owner` (unactivated when owner is None)."""
+    """A trackable, activated and owned by `owner` (unactivated when None), with its codes
+    stored as the service stores them (keyed hashes). The secret and QR token default to
+    generated ones; `codes_of(trackable)` gives them back."""
+    from flask import current_app
+
+    from app.models.trackable import CodeKind, TrackableCode
+    from app.services.trackables import codes
+
+    settings = codes.CodeSettings.from_config(current_app.config)
     number = next(_sequence)
+    if owner is not None:
+        fields.setdefault("activated_utc", fields.get("created_utc"))
     trackable = Trackable(
         owner_user_id=owner.id if owner else None,
         public_code=public_code or f"LN-T{number:05d}",
@@ -148,8 +166,45 @@ def make_trackable(
         **fields,
     )
     db.session.add(trackable)
+    db.session.flush()
+    secret = secret_code or codes.new_secret_code(settings)
+    token = qr_token or codes.new_qr_token(settings)
+    secret_form = secret if secret.upper().startswith(settings.secret_prefix) else secret.upper()
+    for kind, form in (
+        (CodeKind.PUBLIC, trackable.public_code),
+        (CodeKind.SECRET, secret_form),
+        (CodeKind.QR, token),
+    ):
+        db.session.add(
+            TrackableCode(
+                code_hash=codes.code_hash(settings, form), trackable_id=trackable.id, kind=kind
+            )
+        )
     db.session.commit()
+    _TRACKABLE_CODES[trackable.id] = (secret, token)
     return trackable
+
+
+def codes_of(trackable: Trackable) -> tuple[str, str]:
+    """The (secret code, QR token) make_trackable stored for this trackable."""
+    return _TRACKABLE_CODES[trackable.id]
+
+
+def make_group(owner: User | None = None, **fields: Any) -> Any:
+    """A trackable group controlled by `owner`."""
+    from app.models.trackable import TrackableGroup
+
+    number = next(_sequence)
+    name = fields.pop("name", f"Group {number}")
+    group = TrackableGroup(
+        name=name,
+        slug=fields.pop("slug", name.lower().replace(" ", "_")),
+        owner_user_id=owner.id if owner else None,
+        **fields,
+    )
+    db.session.add(group)
+    db.session.commit()
+    return group
 
 
 def attach_trackable(note: Note, trackable: Trackable | None = None) -> Trackable:

@@ -17,6 +17,7 @@ def register_blueprints(app: Flask) -> None:
     from app.api.notes.routes import blp as notes_blp
     from app.api.system.routes import blp as system_blp
     from app.api.teams import blp as teams_blp
+    from app.api.trackables import blp as trackables_blp
 
     api.init_app(app)
     for blueprint in (
@@ -27,5 +28,6 @@ def register_blueprints(app: Flask) -> None:
         categories_blp,
         teams_blp,
         team_categories_blp,
+        trackables_blp,
     ):
         api.register_blueprint(blueprint)

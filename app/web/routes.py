@@ -52,4 +52,7 @@ def hosted_tile(z: int, x: int, y: int) -> Response:
 
 
 def register_web(app: Flask) -> None:
+    from app.web.trackables import entry  # GET /trackable/{code}
+
     app.register_blueprint(web)
+    app.register_blueprint(entry)

@@ -22,7 +22,7 @@ from app.models.category import Category, OwnerScope
 from app.models.enums import CommentPolicy, NoteVisibility
 from app.models.note import Note, NoteComment
 from app.models.team import Team
-from app.models.trackable import Trackable, TrackableUnlock, note_trackables
+from app.models.trackable import Trackable, note_trackables
 from app.models.user import User
 from app.policies import categories as category_policy
 from app.policies import notes as note_policy
@@ -298,5 +298,3 @@ def delete_account_notes(user: User, counts: DeletionCounts) -> None:
     db.session.execute(delete(NoteComment).where(NoteComment.note_id.in_(owned)))
     db.session.execute(delete(note_trackables).where(note_trackables.c.note_id.in_(owned)))
     db.session.execute(delete(Note).where(Note.owner_user_id == user.id))
-    # TODO(trackables): moves to the trackables area's clean-up with the rest of its data.
-    db.session.execute(delete(TrackableUnlock).where(TrackableUnlock.user_id == user.id))

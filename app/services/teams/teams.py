@@ -41,7 +41,7 @@ from app.models.team import (
     TeamRole,
     team_slug,
 )
-from app.models.trackable import Trackable
+from app.models.trackable import Trackable, TrackableGroup
 from app.policies import notes as note_policy
 from app.policies import teams as team_policy
 from app.services import categories, notes
@@ -249,6 +249,9 @@ def dismantle(team: Team) -> None:
     db.session.execute(update(Category).where(in_team).values(parent_category_id=None))
     db.session.execute(delete(Category).where(in_team))
     db.session.execute(update(Trackable).where(Trackable.team_id == team.id).values(team_id=None))
+    db.session.execute(
+        update(TrackableGroup).where(TrackableGroup.team_id == team.id).values(team_id=None)
+    )
     db.session.execute(delete(TeamInviteLink).where(TeamInviteLink.team_id == team.id))
     db.session.execute(delete(TeamMembership).where(TeamMembership.team_id == team.id))
     db.session.delete(team)

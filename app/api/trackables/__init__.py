@@ -1,0 +1,8 @@
+"""Trackables area: one blueprint (routes.py), its routes split by theme: reads and
+creation (reads.py, creation.py), activation, groups and watches (activation.py), lookup
+and active sessions (lookup.py)."""
+
+from app.api.trackables import activation, creation, lookup, reads
+from app.api.trackables.routes import blp
+
+__all__ = ["activation", "blp", "creation", "lookup", "reads"]

@@ -1,0 +1,52 @@
+"""The access-session cookie on the API side (decisions: Access sessions for secret codes):
+reading this client's key and setting the cookie after a secret match. (The Viewer part
+that adds this client's sessions is services.trackables.access_session_unlocks.)
+
+The cookie holds only a signed random client id (services.trackables.AccessCookie); the
+sessions themselves are rows on the server.
+"""
+
+from __future__ import annotations
+
+from flask import Response, after_this_request, current_app, request
+
+from app.extensions import client_ip
+from app.services import trackables
+
+
+def access_cookie() -> trackables.AccessCookie:
+    return trackables.AccessCookie.from_config(current_app.config)
+
+
+def current_client_key() -> str | None:
+    """This client's session key, from a valid cookie; None without one."""
+    return access_cookie().client_key(request.cookies)
+
+
+def client_id_for_session() -> str:
+    """This client's id from its cookie, or a new one (set by `keep_access_cookie`)."""
+    return access_cookie().client_id(request.cookies) or trackables.new_client_id()
+
+
+def guess_client() -> str:
+    """This client's guess-budget key (its address, hashed)."""
+    return trackables.guess_key(client_ip(), current_app.config)
+
+
+def keep_access_cookie(client_id: str) -> None:
+    """Set (or refresh) the access cookie on this request's response."""
+    cookie = access_cookie()
+
+    @after_this_request
+    def set_cookie(response: Response) -> Response:
+        response.set_cookie(cookie.name, cookie.sign(client_id), **cookie.options())
+        return response
+
+
+def no_store() -> None:
+    """Answers about codes are never cached (a GET lookup carries the code in its URL)."""
+
+    @after_this_request
+    def add_header(response: Response) -> Response:
+        response.headers["Cache-Control"] = "no-store"
+        return response

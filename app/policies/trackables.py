@@ -1,0 +1,152 @@
+"""Who may see or do what with trackables and their groups (contract: Trackable;
+Trackable activation; Trackable group membership; Authentication items 6-7; decisions:
+Responses the contract leaves open, Access sessions for secret codes).
+
+- Managing a trackable (moderation, settings, secret rotation, group changes as the
+  activator): its activator while they may still act for it (a team-owned one: while
+  they are an active member of its team), or a current admin of its team. An
+  unactivated trackable is managed by its creator, who holds its secret.
+- Viewing: a manager always; an unlocker (secret code or QR token, by session cookie or
+  by account) always; everyone else only an activated `AlwaysVisibleToEveryone` one. A
+  trackable the viewer may not see is 404 (`trackable_not_found`), like a missing one.
+- Anonymous public list: activated and `AlwaysVisibleToEveryone` (`public_list_filter`).
+- Groups: the group's creator controls it; a team group also its team's admins. A group
+  is visible to its controllers and when any of its items is visible to the viewer.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import and_, exists, false, or_, select
+from sqlalchemy.sql.elements import ColumnElement
+
+from app.auth import Viewer
+from app.errors import TrackableError
+from app.extensions import db
+from app.models.trackable import Trackable, TrackableGroup, TrackableVisibility
+
+# --- managing ----------------------------------------------------------------------------
+
+
+def is_activator(viewer: Viewer, trackable: Trackable) -> bool:
+    """The activator, while they may still act for it (on a team's: while a member)."""
+    if viewer.user_id is None or viewer.user_id != trackable.owner_user_id:
+        return False
+    return trackable.team_id is None or viewer.is_member_of(trackable.team_id)
+
+
+def can_manage(viewer: Viewer, trackable: Trackable) -> bool:
+    if not trackable.is_activated:
+        return viewer.user_id is not None and viewer.user_id == trackable.created_by_user_id
+    return is_activator(viewer, trackable) or viewer.is_admin_of(trackable.team_id)
+
+
+def manage_filter(viewer: Viewer) -> ColumnElement[bool]:
+    """`can_manage` as SQL (for the caller's own list)."""
+    if viewer.user_id is None:
+        return false()
+    grants: list[ColumnElement[bool]] = [
+        and_(Trackable.owner_user_id.is_(None), Trackable.created_by_user_id == viewer.user_id),
+        and_(Trackable.owner_user_id == viewer.user_id, Trackable.team_id.is_(None)),
+    ]
+    member_of = list(viewer.team_roles)
+    if member_of:
+        grants.append(
+            and_(Trackable.owner_user_id == viewer.user_id, Trackable.team_id.in_(member_of))
+        )
+    admin_of = [team_id for team_id in member_of if viewer.is_admin_of(team_id)]
+    if admin_of:
+        grants.append(and_(Trackable.owner_user_id.is_not(None), Trackable.team_id.in_(admin_of)))
+    return or_(*grants)
+
+
+def require_manage(viewer: Viewer, trackable: Trackable) -> None:
+    if not can_manage(viewer, trackable):
+        raise TrackableError(
+            "trackable_request_rejected",
+            "Only the trackable's owner or a current admin of its team may do this.",
+            status=403,
+        )
+
+
+# --- viewing -----------------------------------------------------------------------------
+
+
+def has_unlocked(viewer: Viewer, trackable: Trackable) -> bool:
+    return trackable.id in viewer.unlocked_trackable_ids
+
+
+def can_view(viewer: Viewer, trackable: Trackable) -> bool:
+    if can_manage(viewer, trackable) or has_unlocked(viewer, trackable):
+        return True
+    return trackable.is_activated and trackable.visibility == TrackableVisibility.ALWAYS_VISIBLE
+
+
+def public_list_filter() -> ColumnElement[bool]:
+    """The anonymous public list: activated and always visible."""
+    return and_(
+        Trackable.owner_user_id.is_not(None),
+        Trackable.visibility == TrackableVisibility.ALWAYS_VISIBLE,
+    )
+
+
+def visible_filter(viewer: Viewer) -> ColumnElement[bool]:
+    """`can_view` as SQL."""
+    grants = [public_list_filter(), manage_filter(viewer)]
+    if viewer.unlocked_trackable_ids:
+        grants.append(Trackable.id.in_(list(viewer.unlocked_trackable_ids)))
+    return or_(*grants)
+
+
+def not_found() -> TrackableError:
+    return TrackableError("trackable_not_found", "Trackable not found.")
+
+
+def get_visible(viewer: Viewer, trackable_id: uuid.UUID) -> Trackable:
+    """The trackable, or 404 `trackable_not_found` (hidden and missing look alike)."""
+    trackable = db.session.get(Trackable, trackable_id)
+    if trackable is None or not can_view(viewer, trackable):
+        raise not_found()
+    return trackable
+
+
+# --- groups ------------------------------------------------------------------------------
+
+
+def controls_group(viewer: Viewer, group: TrackableGroup) -> bool:
+    """The group's creator, or an admin of the group's team."""
+    if viewer.user_id is not None and viewer.user_id == group.owner_user_id:
+        return True
+    return viewer.is_admin_of(group.team_id)
+
+
+def can_view_group(viewer: Viewer, group: TrackableGroup) -> bool:
+    """Its controllers, and whoever may see any of its items."""
+    if controls_group(viewer, group):
+        return True
+    visible_item = exists().where(Trackable.group_id == group.id, visible_filter(viewer))
+    return bool(db.session.scalar(select(visible_item)))
+
+
+def get_visible_group(viewer: Viewer, group_id: uuid.UUID) -> TrackableGroup:
+    """The group, or 404 `trackable_not_found` (hidden and missing look alike)."""
+    group = db.session.get(TrackableGroup, group_id)
+    if group is None or not can_view_group(viewer, group):
+        raise TrackableError("trackable_not_found", "Trackable group not found.")
+    return group
+
+
+def can_detach(viewer: Viewer, trackable: Trackable) -> bool:
+    """Out of its group: the original activator, or an eligible group admin (who controls
+    the group)."""
+    group = trackable.group
+    return is_activator(viewer, trackable) or (group is not None and controls_group(viewer, group))
+
+
+def can_attach(viewer: Viewer, trackable: Trackable, group: TrackableGroup) -> bool:
+    """Into a group: the original activator who also controls the destination group, or an
+    admin of the trackable's team who controls the destination group."""
+    if not controls_group(viewer, group):
+        return False
+    return is_activator(viewer, trackable) or viewer.is_admin_of(trackable.team_id)

@@ -1,0 +1,107 @@
+"""Trackables (contract: Trackable; Trackable group; Trackable activation; Trackable group
+membership; Trackable watch; Active secret session; decisions: Trackable codes, Access
+sessions for secret codes): codes, creation, groups, activation, lookup, access sessions,
+watches. The face other areas and the API call."""
+
+from app.services.trackables.accounts import delete_account_trackables
+from app.services.trackables.activation import Activation, activate
+from app.services.trackables.active import (
+    ActiveItem,
+    ActiveLanding,
+    active_landing,
+    end_active,
+    list_active,
+    set_status_message,
+)
+from app.services.trackables.codes import CodeSettings
+from app.services.trackables.creation import (
+    CreatedGroup,
+    CreatedTrackable,
+    IssuedTrackable,
+    create_group,
+    create_trackable,
+)
+from app.services.trackables.groups import GroupMembership, attach_to_group, detach_from_group
+from app.services.trackables.guesses import GuessBudgetExceeded, check_budget, count_miss, guess_key
+from app.services.trackables.issuing import IssuedCodes
+from app.services.trackables.journey import record_stop
+from app.services.trackables.lookup import LookupResult, lookup_code, resolve, site_language
+from app.services.trackables.reads import (
+    TrackableList,
+    TrackableRelation,
+    TrackableView,
+    get_trackable,
+    my_trackables,
+    public_trackables,
+    trackable_view,
+    trackable_views,
+)
+from app.services.trackables.secrets import rotate_secret
+from app.services.trackables.sessions import (
+    AccessCookie,
+    access_session_unlocks,
+    new_client_id,
+    session_trackable_ids,
+)
+from app.services.trackables.watches import (
+    MyWatches,
+    WatchOutcome,
+    list_watches,
+    unwatch_group,
+    unwatch_trackable,
+    watch_group,
+    watch_trackable,
+    watchers_of,
+)
+
+__all__ = [
+    "AccessCookie",
+    "Activation",
+    "ActiveItem",
+    "ActiveLanding",
+    "CodeSettings",
+    "CreatedGroup",
+    "CreatedTrackable",
+    "GroupMembership",
+    "GuessBudgetExceeded",
+    "IssuedCodes",
+    "IssuedTrackable",
+    "LookupResult",
+    "MyWatches",
+    "TrackableList",
+    "TrackableRelation",
+    "TrackableView",
+    "WatchOutcome",
+    "access_session_unlocks",
+    "activate",
+    "active_landing",
+    "attach_to_group",
+    "check_budget",
+    "count_miss",
+    "create_group",
+    "create_trackable",
+    "delete_account_trackables",
+    "detach_from_group",
+    "end_active",
+    "get_trackable",
+    "guess_key",
+    "list_active",
+    "list_watches",
+    "lookup_code",
+    "my_trackables",
+    "new_client_id",
+    "public_trackables",
+    "record_stop",
+    "resolve",
+    "rotate_secret",
+    "session_trackable_ids",
+    "set_status_message",
+    "site_language",
+    "trackable_view",
+    "trackable_views",
+    "unwatch_group",
+    "unwatch_trackable",
+    "watch_group",
+    "watch_trackable",
+    "watchers_of",
+]

@@ -1,0 +1,120 @@
+"""What DELETE /api/account does to trackables (contract: Identity, "removes the user's
+personal data and personal trackable activity; shared and team-owned trackables and other
+users' history stay"). No row naming the user remains:
+
+- trackables the user activated personally, and unactivated ones the user created, are
+  the user's own: deleted with their codes, sessions, watches, unlocks and journey;
+- team-owned trackables the user activated stay with the team: the team's longest-standing
+  admin becomes their activator (a team the user was the last member of was dismantled by
+  the teams clean-up before this one, which made its trackables personal);
+- trackables the user created but someone else activated stay; their creator is forgotten;
+- the user's own groups: a team group stays with its team (its admins control it); a
+  personal group is deleted, its remaining items leave it;
+- the user's watches, unlocks and journey stops are deleted; stops others recorded at the
+  user's notes stay, without the link to the note (the note goes with the notes clean-up).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import and_, delete, or_, select, update
+
+from app.extensions import db
+from app.hooks import DeletionCounts
+from app.models.note import Note
+from app.models.team import MembershipStatus, TeamMembership
+from app.models.trackable import (
+    JourneyStop,
+    Trackable,
+    TrackableAccessSession,
+    TrackableCode,
+    TrackableGroup,
+    TrackableGroupWatch,
+    TrackableUnlock,
+    TrackableWatch,
+    note_trackables,
+)
+from app.models.user import User
+
+
+def delete_account_trackables(user: User, counts: DeletionCounts) -> None:
+    """The trackables area's part of account deletion (runs after the teams clean-up,
+    before the notes clean-up)."""
+    _hand_team_trackables_to_admins(user)
+    own = or_(
+        and_(Trackable.owner_user_id == user.id, Trackable.team_id.is_(None)),
+        and_(Trackable.owner_user_id.is_(None), Trackable.created_by_user_id == user.id),
+    )
+    # Everything hanging off the deleted trackables (SQLite enforces no cascade here).
+    doomed = select(Trackable.id).where(own).scalar_subquery()
+    for model in (TrackableWatch, TrackableUnlock, JourneyStop):
+        db.session.execute(delete(model).where(model.trackable_id.in_(doomed)))
+    db.session.execute(delete(TrackableCode).where(TrackableCode.trackable_id.in_(doomed)))
+    db.session.execute(
+        delete(TrackableAccessSession).where(TrackableAccessSession.trackable_id.in_(doomed))
+    )
+    db.session.execute(delete(note_trackables).where(note_trackables.c.trackable_id.in_(doomed)))
+    db.session.execute(delete(Trackable).where(own))
+    db.session.execute(
+        update(Trackable)
+        .where(Trackable.created_by_user_id == user.id)
+        .values(created_by_user_id=None)
+    )
+    _end_groups(user)
+    db.session.execute(delete(TrackableWatch).where(TrackableWatch.user_id == user.id))
+    db.session.execute(delete(TrackableGroupWatch).where(TrackableGroupWatch.user_id == user.id))
+    db.session.execute(delete(TrackableUnlock).where(TrackableUnlock.user_id == user.id))
+    db.session.execute(delete(JourneyStop).where(JourneyStop.created_by_user_id == user.id))
+    mine = select(Note.id).where(Note.owner_user_id == user.id).scalar_subquery()
+    db.session.execute(
+        update(JourneyStop).where(JourneyStop.note_id.in_(mine)).values(note_id=None)
+    )
+    db.session.flush()
+
+
+def _hand_team_trackables_to_admins(user: User) -> None:
+    team_ids = db.session.scalars(
+        select(Trackable.team_id)
+        .where(Trackable.owner_user_id == user.id, Trackable.team_id.is_not(None))
+        .distinct()
+    ).all()
+    for team_id in team_ids:
+        admin_id = db.session.scalar(
+            select(TeamMembership.user_id)
+            .where(
+                TeamMembership.team_id == team_id,
+                TeamMembership.user_id != user.id,
+                TeamMembership.is_admin.is_(True),
+                TeamMembership.status == MembershipStatus.MEMBER,
+            )
+            .order_by(TeamMembership.created_utc, TeamMembership.id)
+            .limit(1)
+        )
+        values = {"owner_user_id": admin_id} if admin_id else {"team_id": None}
+        db.session.execute(
+            update(Trackable)
+            .where(Trackable.owner_user_id == user.id, Trackable.team_id == team_id)
+            .values(**values)
+        )
+    # With no other admin (a team keeps one, so only in odd states) they become personal
+    # and are deleted with the user's own.
+    db.session.flush()
+
+
+def _end_groups(user: User) -> None:
+    personal = select(TrackableGroup.id).where(
+        TrackableGroup.owner_user_id == user.id, TrackableGroup.team_id.is_(None)
+    )
+    personal_ids = list(db.session.scalars(personal))
+    if personal_ids:
+        db.session.execute(
+            update(Trackable).where(Trackable.group_id.in_(personal_ids)).values(group_id=None)
+        )
+        db.session.execute(
+            delete(TrackableGroupWatch).where(TrackableGroupWatch.group_id.in_(personal_ids))
+        )
+        db.session.execute(delete(TrackableGroup).where(TrackableGroup.id.in_(personal_ids)))
+    db.session.execute(
+        update(TrackableGroup)
+        .where(TrackableGroup.owner_user_id == user.id)
+        .values(owner_user_id=None)
+    )

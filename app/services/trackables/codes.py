@@ -1,0 +1,148 @@
+"""Trackable codes (contract: Trackable, code formats; decisions: Trackable codes).
+
+Three kinds of code reach a trackable: its public code (`LN-` + 6), its short secret
+(`LN` + 8, `GT` + 8 on a sister deployment, or one the creator brought) and its long
+scan-only QR token (100 URL-safe characters). Each is stored once in `trackable_codes` as
+the HMAC (key: TRACKABLE_CODE_KEY) of its normalised form, so one unique key refuses any
+collision between kinds, and a database leak reveals no secret. The plain public code is
+also kept on the trackable for display.
+
+Typed codes are normalised before hashing: trimmed, upper-cased, and in the body of a
+system code O->0, I->1, L->1, S->5, U->V (the alphabet has none of those letters).
+Bring-your-own secrets are compared case-insensitively without that mapping; QR tokens
+exactly. Lookup tries every form a typed text can be, so it never assumes a length.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import string
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+ALPHABET = "0123456789ABCDEFGHJKMNPQRTVWXYZ"
+TYPO_MAP = str.maketrans({"O": "0", "I": "1", "L": "1", "S": "5", "U": "V"})
+QR_ALPHABET = string.ascii_letters + string.digits + "-_"
+BYO_SHAPE = re.compile(r"^[A-Za-z0-9_-]{4,64}$")
+
+
+@dataclass(frozen=True)
+class CodeSettings:
+    """The code settings of one deployment (config.py documents each)."""
+
+    key: bytes
+    public_prefix: str = "LN"
+    secret_prefix: str = "LN"  # noqa: S105 - a code prefix, not a secret
+    sister_prefix: str = "GT"
+    foreign_prefix: str = "TB"
+    public_length: int = 6
+    secret_length: int = 8
+    qr_length: int = 100
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> CodeSettings:
+        return cls(
+            key=str(config["TRACKABLE_CODE_KEY"]).encode(),
+            public_prefix=config["TRACKABLE_PUBLIC_PREFIX"].upper(),
+            secret_prefix=config["TRACKABLE_SECRET_PREFIX"].upper(),
+            sister_prefix=config["TRACKABLE_SISTER_PREFIX"].upper(),
+            foreign_prefix=config["TRACKABLE_FOREIGN_PREFIX"].upper(),
+            public_length=config["TRACKABLE_PUBLIC_CODE_LENGTH"],
+            secret_length=config["TRACKABLE_SECRET_CODE_LENGTH"],
+            qr_length=config["TRACKABLE_QR_TOKEN_LENGTH"],
+        )
+
+    @property
+    def reserved_prefixes(self) -> tuple[str, ...]:
+        """What a bring-your-own secret must not start with (any case)."""
+        return tuple(
+            dict.fromkeys(
+                (self.public_prefix, self.secret_prefix, self.sister_prefix, self.foreign_prefix)
+            )
+        )
+
+
+def _body(length: int) -> str:
+    return "".join(secrets.choice(ALPHABET) for _ in range(length))
+
+
+def new_public_code(settings: CodeSettings) -> str:
+    return f"{settings.public_prefix}-{_body(settings.public_length)}"
+
+
+def new_secret_code(settings: CodeSettings) -> str:
+    return f"{settings.secret_prefix}{_body(settings.secret_length)}"
+
+
+def new_qr_token(settings: CodeSettings) -> str:
+    return "".join(secrets.choice(QR_ALPHABET) for _ in range(settings.qr_length))
+
+
+def code_hash(settings: CodeSettings, normalised: str) -> str:
+    """The stored key of a normalised code: HMAC-SHA256, hex."""
+    return hmac.new(settings.key, normalised.encode(), hashlib.sha256).hexdigest()
+
+
+def byo_problem(settings: CodeSettings, code: str) -> str | None:
+    """Why a bring-your-own secret is refused by its shape, or None (uniqueness is the
+    database's to say)."""
+    if not BYO_SHAPE.fullmatch(code):
+        return "A secret code has 4 to 64 letters, digits, '-' or '_'."
+    upper = code.upper()
+    for prefix in settings.reserved_prefixes:
+        if upper.startswith(prefix):
+            return f"A secret code of your own must not start with {prefix}."
+    return None
+
+
+def normalise_byo(code: str) -> str:
+    return code.strip().upper()
+
+
+def _system_form(text: str, prefix: str, *, dash: bool) -> str | None:
+    """`text` (trimmed, upper-cased) as a system code of `prefix`, normalised, or None."""
+    head = prefix + ("-" if dash else "")
+    if not text.startswith(head) or len(text) == len(head):
+        return None
+    body = text[len(head) :]
+    if not dash and body.startswith("-"):
+        return None
+    return head + body.translate(TYPO_MAP)
+
+
+def typed_forms(settings: CodeSettings, code: str) -> list[str]:
+    """Every normalised form a typed or scanned code may be stored under."""
+    raw = code.strip()
+    upper = raw.upper()
+    forms = [
+        _system_form(upper, settings.public_prefix, dash=True),
+        _system_form(upper, settings.secret_prefix, dash=False),
+        upper,  # a bring-your-own secret
+        raw,  # a QR token (case-sensitive)
+    ]
+    return list(dict.fromkeys(form for form in forms if form))
+
+
+def typed_hashes(settings: CodeSettings, code: str) -> list[str]:
+    return [code_hash(settings, form) for form in typed_forms(settings, code)]
+
+
+def foreign_kind(settings: CodeSettings, code: str) -> str | None:
+    """`foreign` for another system's code (TB...), `sister` for a sister deployment's
+    secret (GT... here on LN), else None: a miss for these carries a help link."""
+    upper = code.strip().upper()
+    if upper.startswith(settings.foreign_prefix):
+        return "foreign"
+    if settings.sister_prefix != settings.secret_prefix and upper.startswith(
+        settings.sister_prefix
+    ):
+        return "sister"
+    return None
+
+
+def hashes(settings: CodeSettings, codes: Iterable[str]) -> list[str]:
+    return [code_hash(settings, code) for code in codes]

@@ -1,0 +1,272 @@
+"""Trackable and group creation (contract: Trackable; Trackable group; Trackables: reads,
+creation, groups; Trackable activation, "create with activateImmediately"; Limits;
+decisions: Trackable codes, Responses the contract leaves open).
+
+- The creator (`created_by_user_id`) holds the secret from the create response and
+  manages the trackable until someone activates it. `activateImmediately` activates at
+  creation: the creator is the owner, `teamId` its team.
+- `teamId` needs an active membership of that team (404 otherwise, as team routes do).
+- External links are verified server-side (services.shared.links).
+- A group is named with letters, numbers and spaces; its slug (lowercase, spaces as
+  underscores) is unique and fixed. Its items are made together with it, unactivated
+  unless `activateImmediately`, which copies the group's defaults onto each item (an
+  activated item keeps its own title and description). Everything is one transaction: the
+  route commits once, so any failure leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import exc, func, select
+
+from app.auth import Viewer
+from app.errors import ValidationFailed
+from app.extensions import db
+from app.models.base import utcnow
+from app.models.trackable import (
+    Trackable,
+    TrackableGroup,
+    TrackableGroupWatch,
+    TrackableVisibility,
+)
+from app.policies import teams as team_policy
+from app.services.shared import links
+from app.services.trackables.codes import CodeSettings, byo_problem
+from app.services.trackables.issuing import IssuedCodes, add_with_codes
+
+GROUP_NAME_TAKEN = "A trackable group with this name already exists."
+
+
+@dataclass(frozen=True)
+class IssuedTrackable:
+    """One created (or re-keyed) trackable with its codes, as shown once."""
+
+    trackable_id: uuid.UUID
+    name: str
+    public_code: str
+    secret_code: str
+    scan_url: str
+
+    @property
+    def qr_payload(self) -> str:
+        return self.scan_url
+
+    @classmethod
+    def of(
+        cls, trackable: Trackable, name: str, codes: IssuedCodes, base_url: str
+    ) -> IssuedTrackable:
+        return cls(
+            trackable.id, name, codes.public_code, codes.secret_code, codes.scan_url(base_url)
+        )
+
+
+@dataclass(frozen=True)
+class CreatedTrackable:
+    trackable_id: uuid.UUID
+    heading: str
+    description: str
+    items: list[IssuedTrackable]
+
+
+@dataclass(frozen=True)
+class CreatedGroup:
+    group: TrackableGroup
+    items: list[IssuedTrackable]
+
+    @property
+    def trackable_count(self) -> int:
+        return len(self.items)
+
+
+def _open_transaction() -> None:
+    """Make sure the request's transaction has begun before the first savepoint.
+
+    SQLite's Python driver begins a transaction only before an INSERT, UPDATE or DELETE:
+    a SAVEPOINT sent first opens a transaction of its own, and its RELEASE commits it, so
+    a later failure could not take back what was saved. Code issuing uses savepoints
+    (a collision is drawn again), so creation opens the transaction itself. PostgreSQL
+    needs nothing. The engine does not begin every SQLite transaction this way because a
+    plain read would then hold a transaction open, and two requests that read before
+    they write would fail on each other instead of waiting.
+    """
+    connection = db.session.connection()
+    if connection.dialect.name != "sqlite":
+        return
+    driver_connection = connection.connection.driver_connection
+    if driver_connection is not None and not driver_connection.in_transaction:
+        connection.exec_driver_sql("BEGIN")
+
+
+def _checked_team(viewer: Viewer, team_id: uuid.UUID | None) -> uuid.UUID | None:
+    if team_id is not None:
+        team_policy.require_member(viewer, team_id)  # 404 for anyone but active members
+    return team_id
+
+
+def _checked_secret_shape(settings: CodeSettings, secret_code: str | None) -> None:
+    """Refuse a malformed bring-your-own secret before anything else is done (the link
+    check fetches a page); its uniqueness is checked when it is stored."""
+    custom = (secret_code or "").strip()
+    problem = byo_problem(settings, custom) if custom else None
+    if problem:
+        raise ValidationFailed({"secretCode": [problem]})
+
+
+def create_trackable(
+    viewer: Viewer,
+    *,
+    settings: CodeSettings,
+    base_url: str,
+    name: str,
+    description: str | None = None,
+    external_link_url: str | None = None,
+    external_link_description: str | None = None,
+    external_link_append_public_trackable_code: bool = False,
+    team_id: uuid.UUID | None = None,
+    visibility: TrackableVisibility = TrackableVisibility.ALWAYS_VISIBLE,
+    activate_immediately: bool = False,
+    secret_code: str | None = None,
+) -> CreatedTrackable:
+    """One trackable with its codes (secret generated, or the caller's own)."""
+    user_id = viewer.account.id
+    team_id = _checked_team(viewer, team_id)
+    _checked_secret_shape(settings, secret_code)
+    url, link_description = links.checked_link(external_link_url, external_link_description)
+    now = utcnow()
+    _open_transaction()
+    trackable = Trackable(
+        name=name.strip(),
+        description=description or "",
+        visibility=visibility,
+        external_link_url=url,
+        external_link_description=link_description,
+        external_link_append_public_code=external_link_append_public_trackable_code,
+        created_by_user_id=user_id,
+        team_id=team_id,
+        owner_user_id=user_id if activate_immediately else None,
+        activated_utc=now if activate_immediately else None,
+        created_utc=now,
+        updated_utc=now,
+        last_activity_utc=now,
+    )
+    codes = add_with_codes(trackable, settings, secret_code=secret_code)
+    item = IssuedTrackable.of(trackable, trackable.name, codes, base_url)
+    return CreatedTrackable(trackable.id, trackable.name, trackable.description, [item])
+
+
+def group_slug(name: str) -> str:
+    """Lowercase, words joined by underscores."""
+    return "_".join(name.lower().split())
+
+
+def _checked_slug(name: str) -> str:
+    """The slug of a new group's name, unless taken (400 on `name`)."""
+    slug = group_slug(name)
+    taken = select(func.count()).select_from(TrackableGroup).where(TrackableGroup.slug == slug)
+    if db.session.scalar(taken):
+        raise ValidationFailed({"name": [GROUP_NAME_TAKEN]})
+    return slug
+
+
+def _add_group(group: TrackableGroup) -> None:
+    """Insert the group; a concurrent creation may have taken its slug a moment ago."""
+    try:
+        with db.session.begin_nested():
+            db.session.add(group)
+    except exc.IntegrityError:
+        raise ValidationFailed({"name": [GROUP_NAME_TAKEN]}) from None
+
+
+def create_group(
+    viewer: Viewer,
+    *,
+    settings: CodeSettings,
+    base_url: str,
+    max_count: int,
+    name: str,
+    trackable_count: int,
+    description: str | None = None,
+    default_trackable_title: str | None = None,
+    default_trackable_description: str | None = None,
+    default_external_link_url: str | None = None,
+    default_external_link_description: str | None = None,
+    default_external_link_append_public_trackable_code: bool = False,
+    default_status_message: str | None = None,
+    team_id: uuid.UUID | None = None,
+    visibility: TrackableVisibility = TrackableVisibility.ALWAYS_VISIBLE,
+    activate_immediately: bool = False,
+    watch_group_activity_when_created: bool = False,
+) -> CreatedGroup:
+    """A group of `trackable_count` (1 to `max_count`) new trackables, each with its own
+    codes."""
+    user_id = viewer.account.id
+    if not 1 <= trackable_count <= max_count:
+        raise ValidationFailed({"trackableCount": [f"Must be between 1 and {max_count}."]})
+    team_id = _checked_team(viewer, team_id)
+    name = " ".join(name.split())
+    slug = _checked_slug(name)
+    url, link_description = links.checked_link(
+        default_external_link_url, default_external_link_description
+    )
+    now = utcnow()
+    group = TrackableGroup(
+        name=name,
+        slug=slug,
+        description=description or "",
+        default_trackable_title=(default_trackable_title or "").strip(),
+        default_trackable_description=default_trackable_description or "",
+        default_external_link_url=url,
+        default_external_link_description=link_description,
+        default_external_link_append_public_code=default_external_link_append_public_trackable_code,
+        default_status_message=default_status_message or "",
+        visibility=visibility,
+        owner_user_id=user_id,
+        team_id=team_id,
+        created_utc=now,
+        updated_utc=now,
+        last_activity_utc=now,
+    )
+    _open_transaction()
+    _add_group(group)
+    if watch_group_activity_when_created:
+        db.session.add(TrackableGroupWatch(user_id=user_id, group_id=group.id))
+    title = group.default_trackable_title or group.name
+    items = []
+    for _ in range(trackable_count):
+        trackable = _group_item(group, user_id, activate_immediately, now)
+        codes = add_with_codes(trackable, settings)
+        items.append(IssuedTrackable.of(trackable, trackable.name or title, codes, base_url))
+    db.session.flush()
+    return CreatedGroup(group, items)
+
+
+def _group_item(
+    group: TrackableGroup, user_id: uuid.UUID, activate: bool, now: datetime
+) -> Trackable:
+    """An item of a new group: blank (showing the group's defaults) until activated; an
+    item activated at creation takes the defaults as its own."""
+    trackable = Trackable(
+        group_id=group.id,
+        name="",
+        description="",
+        status_message="",
+        visibility=group.visibility,
+        created_by_user_id=user_id,
+        team_id=group.team_id,
+        created_utc=now,
+        updated_utc=now,
+        last_activity_utc=now,
+    )
+    if activate:
+        trackable.owner_user_id = user_id
+        trackable.activated_utc = now
+        trackable.name = group.default_trackable_title or group.name
+        trackable.description = group.default_trackable_description
+        trackable.status_message = group.default_status_message
+        trackable.external_link_url = group.default_external_link_url
+        trackable.external_link_description = group.default_external_link_description
+        trackable.external_link_append_public_code = group.default_external_link_append_public_code
+    return trackable

@@ -1,0 +1,148 @@
+"""Giving a trackable its codes (decisions: Trackable codes): a public code, a short secret
+(generated, or brought by the creator) and a QR token, each stored as the keyed hash of its
+normalised form in `trackable_codes`.
+
+Uniqueness is the database's: every code is inserted under a savepoint, and a generated
+code that collides with any existing code (of any kind, even one inserted a moment ago by
+a concurrent request) is drawn again. A bring-your-own secret that collides is refused.
+The plain secret and token leave this module once, in the create (or rotate) response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import exc, select
+
+from app.errors import ValidationFailed
+from app.extensions import db
+from app.models.trackable import CodeKind, Trackable, TrackableCode
+from app.services.trackables.codes import (
+    CodeSettings,
+    byo_problem,
+    code_hash,
+    new_public_code,
+    new_qr_token,
+    new_secret_code,
+    normalise_byo,
+)
+
+ATTEMPTS = 8  # a collision of 31^6 codes is rare; eight in a row means something is wrong
+SECRET_TAKEN = "This secret code is already in use; choose another."  # noqa: S105 - a message
+
+
+@dataclass(frozen=True)
+class IssuedCodes:
+    """What the create response shows once: never stored in plain text except
+    `public_code`."""
+
+    public_code: str
+    secret_code: str
+    qr_token: str
+
+    def scan_url(self, base_url: str) -> str:
+        return f"{base_url.rstrip('/')}/trackable/{self.qr_token}"
+
+
+def _insert_code(
+    trackable: Trackable, kind: CodeKind, normalised: str, settings: CodeSettings
+) -> bool:
+    """Store one code under a savepoint; False when its hash is taken."""
+    try:
+        with db.session.begin_nested():
+            db.session.add(
+                TrackableCode(
+                    code_hash=code_hash(settings, normalised),
+                    trackable_id=trackable.id,
+                    kind=kind,
+                )
+            )
+    except exc.IntegrityError:
+        return False
+    return True
+
+
+def _insert_generated(
+    trackable: Trackable, kind: CodeKind, draw: Callable[[], str], settings: CodeSettings
+) -> str:
+    for _ in range(ATTEMPTS):
+        code = draw()
+        if _insert_code(trackable, kind, code, settings):
+            return code
+    raise RuntimeError(f"no free {kind} code after {ATTEMPTS} draws")
+
+
+def add_with_codes(
+    trackable: Trackable, settings: CodeSettings, *, secret_code: str | None = None
+) -> IssuedCodes:
+    """Insert a new trackable with a fresh public code (drawn again on a collision with
+    any code or public code), then its secret and QR token. `secret_code` empty or None
+    means a generated secret; otherwise it is checked as a bring-your-own code (400 on
+    `secretCode`)."""
+    custom = (secret_code or "").strip()
+    if custom:
+        problem = byo_problem(settings, custom)
+        if problem:
+            raise ValidationFailed({"secretCode": [problem]})
+    for _ in range(ATTEMPTS):
+        trackable.public_code = new_public_code(settings)
+        try:
+            with db.session.begin_nested():  # trackables.public_code is unique
+                db.session.add(trackable)
+        except exc.IntegrityError:
+            continue  # the savepoint's rollback took the pending row back out
+        break
+    else:
+        raise RuntimeError(f"no free public code after {ATTEMPTS} draws")
+    # Its hash joins the one key space of every code (a public code's shape, `LN-` and a
+    # body, is no secret's or token's, so this refuses only a twin public code).
+    if not _insert_code(trackable, CodeKind.PUBLIC, trackable.public_code, settings):
+        raise RuntimeError(f"public code {trackable.public_code} is taken in trackable_codes")
+    if custom:
+        if not _insert_code(trackable, CodeKind.SECRET, normalise_byo(custom), settings):
+            raise ValidationFailed({"secretCode": [SECRET_TAKEN]})
+        trackable.has_custom_secret = True
+        secret = custom
+    else:
+        secret = _insert_generated(
+            trackable, CodeKind.SECRET, lambda: new_secret_code(settings), settings
+        )
+    token = _insert_generated(trackable, CodeKind.QR, lambda: new_qr_token(settings), settings)
+    db.session.flush()
+    return IssuedCodes(trackable.public_code, secret, token)
+
+
+def replace_secrets(
+    trackable: Trackable, settings: CodeSettings, *, secret_code: str | None = None
+) -> IssuedCodes:
+    """New secret and QR token for a trackable whose old ones leaked: the old ones stop
+    matching at once (their rows go in the same transaction). A bring-your-own secret
+    follows the rules of creation; the trackable's own current secret counts as in use,
+    or "rotating" to it would leave the leaked code working."""
+    custom = (secret_code or "").strip()
+    if custom:
+        problem = byo_problem(settings, custom)
+        if problem:
+            raise ValidationFailed({"secretCode": [problem]})
+        taken = select(TrackableCode.code_hash).where(
+            TrackableCode.code_hash == code_hash(settings, normalise_byo(custom))
+        )
+        if db.session.scalar(taken) is not None:
+            raise ValidationFailed({"secretCode": [SECRET_TAKEN]})
+    db.session.query(TrackableCode).filter(
+        TrackableCode.trackable_id == trackable.id, TrackableCode.kind != CodeKind.PUBLIC
+    ).delete(synchronize_session=False)
+    db.session.flush()
+    if custom:
+        if not _insert_code(trackable, CodeKind.SECRET, normalise_byo(custom), settings):
+            raise ValidationFailed({"secretCode": [SECRET_TAKEN]})
+        secret = custom
+    else:
+        secret = _insert_generated(
+            trackable, CodeKind.SECRET, lambda: new_secret_code(settings), settings
+        )
+    trackable.has_custom_secret = bool(custom)
+    token = _insert_generated(trackable, CodeKind.QR, lambda: new_qr_token(settings), settings)
+    db.session.flush()
+    return IssuedCodes(trackable.public_code, secret, token)

@@ -1,0 +1,110 @@
+"""Journey stops: the writer (contract: Journey stop; Trackable activation).
+
+A stop is an immutable snapshot of where a trackable was, saved once and never changed
+(moving a linked note later changes no stop). `record_stop` is the one place a stop is
+written: activation's initial stop, note attachment and direct reports all go through it.
+
+- The coordinate is snapped to a fixed grid of 1e-4 degrees (about 11 m of latitude, and
+  less of longitude away from the equator): close enough to name the spot a finder stood
+  at, coarse enough that two finds at the same place meet in one point, and no more
+  precise than a phone's GPS fix anyway. The snapped pair is what is stored and shown.
+- `coordinate_id` is a uuid5 of the snapped pair (in a fixed namespace), so stops at the
+  same snapped point share it whatever trackable or caller saved them, on any server.
+- `location_label` names the snapped point with the offline reverse geocoder (the same
+  one as GET /api/system/coordinate-locality): "City, State, Country" with the empty parts
+  left out; "" where nothing is near (mid-ocean) or the geocoder fails, which never stops
+  the write.
+- Saving a stop is activity: the trackable's `last_activity_utc` (and its group's) moves.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import datetime
+
+from flask import current_app
+
+from app.extensions import db
+from app.models.base import utcnow
+from app.models.trackable import JourneyStop, Trackable
+from app.models.user import User
+from app.services import system
+
+log = logging.getLogger(__name__)
+
+GRID_DECIMALS = 4  # 1e-4 degrees, about 11 m: see the module docstring
+COORDINATE_NAMESPACE = uuid.UUID("6f1d3c52-8a4e-5b7e-9c1a-2d4b6e8f0a13")
+LABEL_MAX_LENGTH = 200  # journey_stops.location_label
+DISPLAY_NAME_MAX_LENGTH = 100  # journey_stops.creator_display_name
+
+
+def snap(value: float) -> float:
+    """The grid value of one coordinate (-0.0 is 0.0, so both sides of zero share a point)."""
+    return round(float(value), GRID_DECIMALS) + 0.0
+
+
+def coordinate_id(latitude: float, longitude: float) -> uuid.UUID:
+    """The shared id of a snapped point: the same for every stop saved there."""
+    text = f"{snap(latitude):.{GRID_DECIMALS}f},{snap(longitude):.{GRID_DECIMALS}f}"
+    return uuid.uuid5(COORDINATE_NAMESPACE, text)
+
+
+def location_label(latitude: float, longitude: float) -> str:
+    """The place name of a point, or "" when nothing is near or the geocoder fails."""
+    try:
+        found = system.coordinate_locality(
+            latitude,
+            longitude,
+            config=current_app.config,
+            instance_path=current_app.instance_path,
+        )
+    except Exception:  # a label is a nicety: a broken geocoder must not lose the stop
+        log.exception("reverse geocoding failed for a journey stop")
+        return ""
+    if not found.get("resolved"):
+        return ""
+    parts = (found.get("city"), found.get("state_or_province"), found.get("country"))
+    label = ", ".join(dict.fromkeys(part for part in parts if part))
+    return label[:LABEL_MAX_LENGTH]
+
+
+def record_stop(
+    trackable: Trackable,
+    *,
+    latitude: float,
+    longitude: float,
+    created_by: User | None,
+    display_name: str,
+    is_anonymous: bool,
+    note_id: uuid.UUID | None = None,
+    observed_utc: datetime | None = None,
+) -> JourneyStop:
+    """Save a journey stop of `trackable` at the snapped point (flushed, not committed).
+
+    The caller has checked that the trackable accepts stops (activated) and that the
+    coordinate is in range. `note_id` links the note the stop came from (a location-only
+    stop has none); `observed_utc` is when the finder saw it, when they said.
+    """
+    now = utcnow()
+    lat, lon = snap(latitude), snap(longitude)
+    stop = JourneyStop(
+        trackable_id=trackable.id,
+        coordinate_id=coordinate_id(lat, lon),
+        latitude=lat,
+        longitude=lon,
+        location_label=location_label(lat, lon),
+        associated_utc=now,
+        observed_utc=observed_utc,
+        is_location_only=note_id is None,
+        is_anonymous=is_anonymous,
+        created_by_user_id=created_by.id if created_by is not None else None,
+        creator_display_name=display_name[:DISPLAY_NAME_MAX_LENGTH],
+        note_id=note_id,
+    )
+    db.session.add(stop)
+    trackable.last_activity_utc = now
+    if trackable.group is not None:
+        trackable.group.last_activity_utc = now
+    db.session.flush()
+    return stop

@@ -1,0 +1,144 @@
+"""Code lookup (contract: Trackables: lookup and active sessions; decisions: Trackable codes,
+Access sessions for secret codes).
+
+- `resolve` finds the trackable a typed or scanned code names: a public code or a system
+  secret after character normalisation (O->0, I/L->1, S->5, U->V after the prefix), a
+  bring-your-own secret ignoring case, a QR token exactly. It never assumes a length.
+- `lookup_code` is one lookup (POST/GET /api/trackables/lookup, GET /trackable/{code}):
+  a public code is a hit only when the caller may see the trackable (an invisible one
+  misses like an unknown code); a secret or QR token always hits, opens the client's
+  access session and, for a signed-in caller, stores the unlock on the account. A miss is
+  counted against the client's guess budget, and a client over its budget is refused
+  (429) before its code is even resolved.
+- The secret itself never leaves this module: results carry the trackable and how it
+  matched, never the code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from sqlalchemy import select
+from werkzeug.datastructures import LanguageAccept
+
+from app.auth import Viewer
+from app.extensions import db
+from app.models.trackable import CodeKind, Trackable, TrackableCode
+from app.policies import trackables as policy
+from app.services.trackables import codes
+from app.services.trackables.codes import CodeSettings
+from app.services.trackables.guesses import check_budget, count_miss
+from app.services.trackables.sessions import client_key, open_session, record_unlock
+
+# The languages the website renders trackable pages in, the first being the default.
+SITE_LANGUAGES = ("en", "de")
+
+NOT_FOUND = "No trackable matches this code. Check it and try again."
+FOREIGN = "This looks like a code of another tracking system; it is not a code of this service."
+SISTER = "This looks like a secret code of a sister service; enter it on that service."
+
+
+@dataclass(frozen=True)
+class LookupResult:
+    """What a lookup found; never the code itself."""
+
+    trackable: Trackable | None = None
+    kind: CodeKind | None = None
+    redirect_url: str | None = None
+    error: str | None = None
+    help_url: str | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.trackable is not None
+
+    @property
+    def trackable_id(self) -> Any:
+        return self.trackable.id if self.trackable is not None else None
+
+    @property
+    def is_public_code_match(self) -> bool:
+        return self.kind is CodeKind.PUBLIC
+
+    @property
+    def uses_secret_access(self) -> bool:
+        return self.kind in (CodeKind.SECRET, CodeKind.QR)
+
+
+def resolve(settings: CodeSettings, code: str) -> tuple[Trackable, CodeKind] | None:
+    """The trackable `code` names and the kind of code it is, or None. When forms of one
+    text match several codes (vanishingly unlikely), the public code wins, then the system
+    secret, the bring-your-own secret and the QR token (codes.typed_forms' order)."""
+    hashes = codes.typed_hashes(settings, code)
+    if not hashes:
+        return None
+    rows = db.session.execute(
+        select(TrackableCode.code_hash, TrackableCode.kind, Trackable)
+        .join(Trackable, Trackable.id == TrackableCode.trackable_id)
+        .where(TrackableCode.code_hash.in_(hashes))
+    ).all()
+    if not rows:
+        return None
+    best = min(rows, key=lambda row: hashes.index(row.code_hash))
+    return best.Trackable, best.kind
+
+
+def site_language(accepted: LanguageAccept) -> str:
+    """The page language: the best of SITE_LANGUAGES the Accept-Language header accepts
+    (`de-AT` counts for `de`, at its own quality), else the first. Accounts keep no
+    language yet."""
+    for tag, _quality in accepted:  # best first
+        primary = tag.split("-")[0].split("_")[0].lower()
+        if primary in SITE_LANGUAGES:
+            return primary
+    return SITE_LANGUAGES[0]
+
+
+def landing_path(lang: str, trackable: Trackable, kind: CodeKind) -> str:
+    """Where the website shows a match: the public page for a public code, the active
+    landing for secret access (contract: website routes)."""
+    if kind is CodeKind.PUBLIC:
+        return f"/{lang}/trackables/{quote(trackable.public_code, safe='')}"
+    return f"/{lang}/trackables/active/{trackable.id}"
+
+
+def lookup_code(
+    viewer: Viewer,
+    code: str,
+    *,
+    lang: str,
+    client_id: str,
+    guess_client: str,
+    config: Mapping[str, Any],
+) -> LookupResult:
+    """One lookup of a typed or scanned code (see the module docstring). `client_id` is
+    the access-session client (from its cookie, or new: the caller sets the cookie when
+    the result `uses_secret_access`); `guess_client` the guess-budget key of its address.
+    Raises GuessBudgetExceeded (429) when the client is over its budget."""
+    check_budget(guess_client, config)
+    settings = CodeSettings.from_config(config)
+    match = resolve(settings, code)
+    if match is not None:
+        trackable, kind = match
+        if kind is not CodeKind.PUBLIC:
+            open_session(client_key(str(config["SECRET_KEY"]), client_id), trackable)
+            if viewer.user is not None:
+                record_unlock(viewer.user, trackable)
+            return LookupResult(trackable, kind, landing_path(lang, trackable, kind))
+        # A public code is no credential: it finds only what the caller may see.
+        if policy.can_view(viewer, trackable):
+            return LookupResult(trackable, kind, landing_path(lang, trackable, kind))
+    count_miss(guess_client, config)
+    return _miss(settings, code, config)
+
+
+def _miss(settings: CodeSettings, code: str, config: Mapping[str, Any]) -> LookupResult:
+    other = codes.foreign_kind(settings, code)
+    if other == "foreign":
+        return LookupResult(error=FOREIGN, help_url=config["TRACKABLE_FOREIGN_HELP_URL"])
+    if other == "sister":
+        return LookupResult(error=SISTER, help_url=config["TRACKABLE_FOREIGN_HELP_URL"])
+    return LookupResult(error=NOT_FOUND)

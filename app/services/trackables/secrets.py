@@ -1,0 +1,68 @@
+"""Secret rotation (beyond the contract; decisions: Trackable codes, Access sessions for
+secret codes): a manager whose secret code or QR token leaked gets new ones.
+
+The old secret and QR token stop matching at once (their code rows go), every active
+secret session of the trackable ends, and so do the account unlocks of everyone who does
+not manage it: they have to present the new secret to open it again. The public code
+stays.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import delete, select
+
+from app.auth import Viewer
+from app.extensions import db
+from app.models.base import utcnow
+from app.models.team import MembershipStatus, TeamMembership
+from app.models.trackable import Trackable, TrackableAccessSession, TrackableUnlock
+from app.policies import trackables as policy
+from app.services.trackables.codes import CodeSettings
+from app.services.trackables.creation import IssuedTrackable
+from app.services.trackables.issuing import replace_secrets
+
+
+def _manager_ids(trackable: Trackable) -> set[uuid.UUID]:
+    """Who manages the trackable (policies.trackables.can_manage, for every user)."""
+    if not trackable.is_activated:
+        return {trackable.created_by_user_id} if trackable.created_by_user_id else set()
+    if trackable.team_id is None:
+        return {trackable.owner_user_id} if trackable.owner_user_id else set()
+    members = db.session.execute(
+        select(TeamMembership.user_id, TeamMembership.is_admin).where(
+            TeamMembership.team_id == trackable.team_id,
+            TeamMembership.status == MembershipStatus.MEMBER,
+        )
+    ).all()
+    return {
+        user_id for user_id, is_admin in members if is_admin or user_id == trackable.owner_user_id
+    }
+
+
+def rotate_secret(
+    viewer: Viewer,
+    trackable_id: uuid.UUID,
+    *,
+    settings: CodeSettings,
+    base_url: str,
+    secret_code: str | None = None,
+) -> IssuedTrackable:
+    """New secret (generated, or the caller's own) and QR token: 404 when the trackable is
+    not visible, 403 `trackable_request_rejected` for a viewer who does not manage it."""
+    trackable = policy.get_visible(viewer, trackable_id)
+    policy.require_manage(viewer, trackable)
+    codes = replace_secrets(trackable, settings, secret_code=secret_code)
+    db.session.execute(
+        delete(TrackableAccessSession).where(TrackableAccessSession.trackable_id == trackable.id)
+    )
+    db.session.execute(
+        delete(TrackableUnlock).where(
+            TrackableUnlock.trackable_id == trackable.id,
+            TrackableUnlock.user_id.not_in(_manager_ids(trackable)),
+        )
+    )
+    trackable.updated_utc = utcnow()
+    db.session.flush()
+    return IssuedTrackable.of(trackable, trackable.name, codes, base_url)

@@ -1,0 +1,202 @@
+"""Access sessions for secret codes (contract: Active secret session; Authentication item 6;
+decisions: Access sessions for secret codes).
+
+A secret lookup or a QR visit opens a session for that trackable on the client:
+
+- The client holds one signed, HttpOnly, SameSite=Lax cookie whose only content is a
+  random client id (`new_client_id`), signed with SECRET_KEY and a salt of its own
+  (`AccessCookie`). A cookie with a bad signature, or older than its max age, is no
+  cookie at all.
+- The server keeps one `TrackableAccessSession` row per client and trackable, keyed by a
+  keyed hash of the client id (`client_key`), so a database leak gives no usable cookie.
+  Opening one twice, even by two concurrent requests, leaves one row.
+- A signed-in caller's unlock is also stored on the account (`TrackableUnlock`), so their
+  other devices reopen the trackable.
+
+Only the API and web layers read and set the cookie; these functions take its values,
+except the Viewer part `access_session_unlocks`, which runs inside the request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flask import current_app, has_request_context, request
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from sqlalchemy import delete, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from app.extensions import db
+from app.models.base import utcnow
+from app.models.trackable import Trackable, TrackableAccessSession, TrackableUnlock
+from app.models.user import User
+
+COOKIE_SALT = "trackable-access-session"
+CLIENT_ID_BYTES = 32  # secrets.token_urlsafe(32): 43 characters
+
+
+@dataclass(frozen=True)
+class AccessCookie:
+    """The access-session cookie of one deployment (config: TRACKABLE_ACCESS_COOKIE_*)."""
+
+    name: str
+    secret_key: str
+    max_age_seconds: int
+    secure: bool
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> AccessCookie:
+        secure = config.get("TRACKABLE_ACCESS_COOKIE_SECURE")
+        if secure is None:
+            secure = config.get("ENV_NAME") == "production"
+        return cls(
+            name=config["TRACKABLE_ACCESS_COOKIE_NAME"],
+            secret_key=str(config["SECRET_KEY"]),
+            max_age_seconds=int(config["TRACKABLE_ACCESS_COOKIE_MAX_AGE_DAYS"]) * 86400,
+            secure=bool(secure),
+        )
+
+    def _serializer(self) -> URLSafeTimedSerializer:
+        return URLSafeTimedSerializer(self.secret_key, salt=COOKIE_SALT)
+
+    def sign(self, client_id: str) -> str:
+        """The cookie value carrying `client_id`."""
+        return self._serializer().dumps(client_id)
+
+    def client_id(self, cookies: Mapping[str, str]) -> str | None:
+        """The client id of a valid cookie among `cookies`; None when absent, tampered,
+        signed with another key or expired."""
+        value = cookies.get(self.name)
+        if not value:
+            return None
+        try:
+            client_id = self._serializer().loads(value, max_age=self.max_age_seconds)
+        except BadSignature:  # includes an expired signature
+            return None
+        return client_id if isinstance(client_id, str) and client_id else None
+
+    def client_key(self, cookies: Mapping[str, str]) -> str | None:
+        """The server-side key of the client a valid cookie names, or None."""
+        client_id = self.client_id(cookies)
+        return client_key(self.secret_key, client_id) if client_id else None
+
+    def options(self) -> dict[str, Any]:
+        """Keyword arguments of `Response.set_cookie` besides name and value."""
+        return {
+            "max_age": self.max_age_seconds,
+            "path": "/",
+            "httponly": True,
+            "samesite": "Lax",
+            "secure": self.secure,
+        }
+
+
+def new_client_id() -> str:
+    return secrets.token_urlsafe(CLIENT_ID_BYTES)
+
+
+def client_key(secret_key: str, client_id: str) -> str:
+    """Where a client's sessions are kept: HMAC-SHA256 of its id, hex."""
+    message = b"trackable-access-client:" + client_id.encode()
+    return hmac.new(secret_key.encode(), message, hashlib.sha256).hexdigest()
+
+
+def _insert_ignoring_duplicate(model: Any, index_elements: list[Any], **values: Any) -> None:
+    """INSERT ... ON CONFLICT DO NOTHING: one statement, so a concurrent twin cannot fail."""
+    dialect = db.session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    db.session.execute(
+        insert(model).values(**values).on_conflict_do_nothing(index_elements=index_elements)
+    )
+
+
+def open_session(client: str, trackable: Trackable) -> TrackableAccessSession:
+    """The client's session for `trackable`, opened now or refreshed (`last_used_utc`)."""
+    now = utcnow()
+    _insert_ignoring_duplicate(
+        TrackableAccessSession,
+        [TrackableAccessSession.client_key, TrackableAccessSession.trackable_id],
+        id=uuid.uuid4(),
+        client_key=client,
+        trackable_id=trackable.id,
+        status_message="",
+        created_utc=now,
+        last_used_utc=now,
+    )
+    session = db.session.scalars(
+        select(TrackableAccessSession)
+        .where(
+            TrackableAccessSession.client_key == client,
+            TrackableAccessSession.trackable_id == trackable.id,
+        )
+        .execution_options(populate_existing=True)
+    ).one()
+    session.last_used_utc = now
+    db.session.flush()
+    return session
+
+
+def record_unlock(user: User, trackable: Trackable) -> None:
+    """Link the unlock to the account (idempotent, safe against a concurrent twin)."""
+    _insert_ignoring_duplicate(
+        TrackableUnlock,
+        [TrackableUnlock.user_id, TrackableUnlock.trackable_id],
+        user_id=user.id,
+        trackable_id=trackable.id,
+        unlocked_utc=utcnow(),
+    )
+
+
+def find_session(client: str | None, trackable_id: uuid.UUID) -> TrackableAccessSession | None:
+    if client is None:
+        return None
+    return db.session.scalar(
+        select(TrackableAccessSession).where(
+            TrackableAccessSession.client_key == client,
+            TrackableAccessSession.trackable_id == trackable_id,
+        )
+    )
+
+
+def session_trackable_ids(client: str | None) -> frozenset[uuid.UUID]:
+    """The trackables this client holds a session for."""
+    if client is None:
+        return frozenset()
+    return frozenset(
+        db.session.scalars(
+            select(TrackableAccessSession.trackable_id).where(
+                TrackableAccessSession.client_key == client
+            )
+        )
+    )
+
+
+def end_session(client: str | None, trackable_id: uuid.UUID) -> None:
+    """End this client's session for the trackable, if any (other clients' sessions and
+    the account unlock stay)."""
+    if client is None:
+        return
+    db.session.execute(
+        delete(TrackableAccessSession).where(
+            TrackableAccessSession.client_key == client,
+            TrackableAccessSession.trackable_id == trackable_id,
+        )
+    )
+
+
+def access_session_unlocks(user: User | None) -> Mapping[str, Any]:
+    """Viewer part (app.hooks): the trackables this request's client holds an access
+    session for, by its cookie; build_viewer merges them with the account's unlocks. The
+    one place here that reads the request: a viewer part is called inside it."""
+    if not has_request_context():
+        return {}
+    client = AccessCookie.from_config(current_app.config).client_key(request.cookies)
+    if client is None:
+        return {}
+    return {"unlocked_trackable_ids": session_trackable_ids(client)}

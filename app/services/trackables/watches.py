@@ -1,0 +1,162 @@
+"""Watch lists (contract: Trackable watch; Events: watch lists exist, delivery is not
+described).
+
+- POST .../watch starts the caller's watch, DELETE .../watch stops it, for a trackable or
+  a group. Both are idempotent: a repeat changes nothing and answers the same, saying
+  `changed` false. One watch per user and target is the table's primary key, so a
+  concurrent double start inserts once and the loser's unique violation is absorbed.
+- Starting needs the target to be visible: a trackable the caller may see
+  (policies.trackables.get_visible), a group the caller controls or may see an item of;
+  else 404 `trackable_not_found` for both (the contract's not-found code; its
+  `trackable_request_rejected` is a 400 or 403). Stopping never needs it: a watch whose
+  target became hidden can still be ended; without a watch, an unknown or hidden target
+  is 404 as above.
+- A group watch covers the group's items the watcher may see. `watchers_of` is whom
+  activity on a trackable concerns: its item watchers and its group's watchers, each only
+  while they may see it now (by their account: never by the access cookie of the client
+  whose request asks), once per user.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sqlalchemy import delete, exc, select
+
+from app.auth import Viewer, build_viewer
+from app.extensions import db
+from app.models.trackable import (
+    Trackable,
+    TrackableGroupWatch,
+    TrackableUnlock,
+    TrackableVisibility,
+    TrackableWatch,
+)
+from app.models.user import User
+from app.policies import trackables as trackable_policy
+
+
+@dataclass(frozen=True)
+class WatchOutcome:
+    """Whether the caller watches the target now, and whether this request changed it."""
+
+    watching: bool
+    changed: bool
+
+
+@dataclass(frozen=True)
+class MyWatches:
+    """The ids the caller watches, most recent watch first."""
+
+    trackable_ids: list[uuid.UUID]
+    group_ids: list[uuid.UUID]
+
+
+def find_watch(model: Any, key: dict[str, uuid.UUID]) -> Any:
+    """The caller's watch row of a target, if any."""
+    return db.session.get(model, key)
+
+
+def _start(model: Any, **key: uuid.UUID) -> WatchOutcome:
+    if find_watch(model, key) is not None:
+        return WatchOutcome(watching=True, changed=False)
+    try:
+        with db.session.begin_nested():  # the same user starting twice at once
+            db.session.add(model(**key))
+    except exc.IntegrityError:
+        return WatchOutcome(watching=True, changed=False)
+    return WatchOutcome(watching=True, changed=True)
+
+
+def _stop(model: Any, *where: Any) -> bool:
+    removed = db.session.execute(delete(model).where(*where))
+    return bool(removed.rowcount)  # type: ignore[attr-defined]
+
+
+def watch_trackable(viewer: Viewer, trackable_id: uuid.UUID) -> WatchOutcome:
+    trackable = trackable_policy.get_visible(viewer, trackable_id)
+    return _start(TrackableWatch, user_id=viewer.account.id, trackable_id=trackable.id)
+
+
+def unwatch_trackable(viewer: Viewer, trackable_id: uuid.UUID) -> WatchOutcome:
+    user_id = viewer.account.id
+    if _stop(
+        TrackableWatch,
+        TrackableWatch.user_id == user_id,
+        TrackableWatch.trackable_id == trackable_id,
+    ):
+        return WatchOutcome(watching=False, changed=True)
+    trackable_policy.get_visible(viewer, trackable_id)  # 404 for what the caller cannot see
+    return WatchOutcome(watching=False, changed=False)
+
+
+def watch_group(viewer: Viewer, group_id: uuid.UUID) -> WatchOutcome:
+    group = trackable_policy.get_visible_group(viewer, group_id)
+    return _start(TrackableGroupWatch, user_id=viewer.account.id, group_id=group.id)
+
+
+def unwatch_group(viewer: Viewer, group_id: uuid.UUID) -> WatchOutcome:
+    user_id = viewer.account.id
+    if _stop(
+        TrackableGroupWatch,
+        TrackableGroupWatch.user_id == user_id,
+        TrackableGroupWatch.group_id == group_id,
+    ):
+        return WatchOutcome(watching=False, changed=True)
+    trackable_policy.get_visible_group(viewer, group_id)  # 404 for what the caller cannot see
+    return WatchOutcome(watching=False, changed=False)
+
+
+def list_watches(viewer: Viewer) -> MyWatches:
+    """Every watch of the caller, including those whose target they can no longer see
+    (ids only, so that they can end them)."""
+    user_id = viewer.account.id
+    trackable_ids = db.session.scalars(
+        select(TrackableWatch.trackable_id)
+        .where(TrackableWatch.user_id == user_id)
+        .order_by(TrackableWatch.created_utc.desc(), TrackableWatch.trackable_id)
+    ).all()
+    group_ids = db.session.scalars(
+        select(TrackableGroupWatch.group_id)
+        .where(TrackableGroupWatch.user_id == user_id)
+        .order_by(TrackableGroupWatch.created_utc.desc(), TrackableGroupWatch.group_id)
+    ).all()
+    return MyWatches(list(trackable_ids), list(group_ids))
+
+
+def watchers_of(trackable: Trackable) -> set[uuid.UUID]:
+    """The users activity on `trackable` concerns: its watchers and its group's watchers
+    who may see it now, each once."""
+    candidates = set(
+        db.session.scalars(
+            select(TrackableWatch.user_id).where(TrackableWatch.trackable_id == trackable.id)
+        )
+    )
+    if trackable.group_id is not None:
+        candidates |= set(
+            db.session.scalars(
+                select(TrackableGroupWatch.user_id).where(
+                    TrackableGroupWatch.group_id == trackable.group_id
+                )
+            )
+        )
+    if not candidates:
+        return set()
+    if trackable.is_activated and trackable.visibility == TrackableVisibility.ALWAYS_VISIBLE:
+        return candidates  # everyone may see it
+    users = db.session.scalars(select(User).where(User.id.in_(candidates)))
+    return {
+        user.id for user in users if trackable_policy.can_view(_account_viewer(user), trackable)
+    }
+
+
+def _account_viewer(user: User) -> Viewer:
+    """`user` as a viewer by their account alone. build_viewer also adds the unlocks of
+    the current request's access cookie, which belong to whoever sent this request, not
+    to every watcher."""
+    unlocked = db.session.scalars(
+        select(TrackableUnlock.trackable_id).where(TrackableUnlock.user_id == user.id)
+    )
+    return replace(build_viewer(user), unlocked_trackable_ids=frozenset(unlocked))
