@@ -26,6 +26,7 @@ def upgrade():
     )
     with op.batch_alter_table('secret_guess_misses', schema=None) as batch_op:
         batch_op.create_index('ix_secret_guess_misses_client', ['client_key', 'missed_utc'], unique=False)
+        batch_op.create_index('ix_secret_guess_misses_missed_utc', ['missed_utc'], unique=False)
 
     op.create_table('trackable_groups',
     sa.Column('id', sa.Uuid(), nullable=False),
@@ -209,6 +210,7 @@ def downgrade():
 
     op.drop_table('trackable_groups')
     with op.batch_alter_table('secret_guess_misses', schema=None) as batch_op:
+        batch_op.drop_index('ix_secret_guess_misses_missed_utc')
         batch_op.drop_index('ix_secret_guess_misses_client')
 
     op.drop_table('secret_guess_misses')

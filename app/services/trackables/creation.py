@@ -35,7 +35,7 @@ from app.models.trackable import (
 from app.policies import teams as team_policy
 from app.services.shared import links
 from app.services.trackables.codes import CodeSettings, byo_problem
-from app.services.trackables.issuing import IssuedCodes, add_with_codes
+from app.services.trackables.issuing import IssuedCodes, add_many_with_codes, add_with_codes
 
 GROUP_NAME_TAKEN = "A trackable group with this name already exists."
 
@@ -234,11 +234,12 @@ def create_group(
     if watch_group_activity_when_created:
         db.session.add(TrackableGroupWatch(user_id=user_id, group_id=group.id))
     title = group.default_trackable_title or group.name
-    items = []
-    for _ in range(trackable_count):
-        trackable = _group_item(group, user_id, activate_immediately, now)
-        codes = add_with_codes(trackable, settings)
-        items.append(IssuedTrackable.of(trackable, trackable.name or title, codes, base_url))
+    made = [_group_item(group, user_id, activate_immediately, now) for _ in range(trackable_count)]
+    issued = add_many_with_codes(made, settings)
+    items = [
+        IssuedTrackable.of(trackable, trackable.name or title, codes, base_url)
+        for trackable, codes in zip(made, issued, strict=True)
+    ]
     db.session.flush()
     return CreatedGroup(group, items)
 

@@ -5,18 +5,22 @@ normalised form in `trackable_codes`.
 Uniqueness is the database's: every code is inserted under a savepoint, and a generated
 code that collides with any existing code (of any kind, even one inserted a moment ago by
 a concurrent request) is drawn again. A bring-your-own secret that collides is refused.
+The items of a group are inserted together, in two multi-row statements under one
+savepoint (`add_many_with_codes`); in the rare case anything collides, that savepoint
+goes back and each item is added on its own as above.
 The plain secret and token leave this module once, in the create (or rotate) response.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import exc, select
+from sqlalchemy import exc, insert, select
 
 from app.errors import ValidationFailed
 from app.extensions import db
+from app.models.base import new_id
 from app.models.trackable import CodeKind, Trackable, TrackableCode
 from app.services.trackables.codes import (
     CodeSettings,
@@ -111,6 +115,38 @@ def add_with_codes(
     token = _insert_generated(trackable, CodeKind.QR, lambda: new_qr_token(settings), settings)
     db.session.flush()
     return IssuedCodes(trackable.public_code, secret, token)
+
+
+def add_many_with_codes(
+    trackables: Sequence[Trackable], settings: CodeSettings
+) -> list[IssuedCodes]:
+    """Insert new trackables with generated codes, all at once (see the module docstring);
+    the codes come back in the order of `trackables`."""
+    issued = []
+    for trackable in trackables:
+        trackable.id = trackable.id or new_id()  # the code rows name it before the flush
+        trackable.public_code = new_public_code(settings)
+        issued.append(
+            IssuedCodes(trackable.public_code, new_secret_code(settings), new_qr_token(settings))
+        )
+    rows = [
+        {"code_hash": code_hash(settings, code), "trackable_id": trackable.id, "kind": kind}
+        for trackable, codes in zip(trackables, issued, strict=True)
+        for kind, code in (
+            (CodeKind.PUBLIC, codes.public_code),
+            (CodeKind.SECRET, codes.secret_code),
+            (CodeKind.QR, codes.qr_token),
+        )
+    ]
+    try:
+        with db.session.begin_nested():
+            db.session.add_all(trackables)
+            db.session.flush()
+            db.session.execute(insert(TrackableCode), rows)
+    except exc.IntegrityError:
+        # The savepoint's rollback took the pending trackables back out.
+        return [add_with_codes(trackable, settings) for trackable in trackables]
+    return issued
 
 
 def replace_secrets(

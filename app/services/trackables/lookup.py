@@ -16,8 +16,9 @@ Access sessions for secret codes).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
@@ -51,13 +52,17 @@ class LookupResult:
     error: str | None = None
     help_url: str | None = None
 
-    @property
-    def found(self) -> bool:
-        return self.trackable is not None
+    # Read while the trackable is loaded: after the route's commit it would be expired,
+    # and reading it then costs a SELECT in a transaction of its own.
+    trackable_id: uuid.UUID | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        trackable_id = self.trackable.id if self.trackable is not None else None
+        object.__setattr__(self, "trackable_id", trackable_id)
 
     @property
-    def trackable_id(self) -> Any:
-        return self.trackable.id if self.trackable is not None else None
+    def found(self) -> bool:
+        return self.trackable_id is not None
 
     @property
     def is_public_code_match(self) -> bool:

@@ -96,6 +96,55 @@ def test_codes_that_never_come_free_are_a_500_and_store_nothing(api, monkeypatch
     assert count(TrackableCode) == 3
 
 
+def create_group(api, user, count_of_items):
+    body = {"name": "Summer hike", "trackableCount": count_of_items}
+    return api.as_user(user).post("/api/trackables/groups", json=body)
+
+
+def assert_group_codes_distinct_and_stored(app, body, count_of_items):
+    items = body["items"]
+    assert len(items) == count_of_items
+    for field in ("publicCode", "secretCode", "scanUrl"):
+        assert len({item[field] for item in items}) == count_of_items, field
+    for item in items:
+        found = db.session.scalars(
+            select(TrackableCode.trackable_id).where(
+                TrackableCode.code_hash.in_(codes.typed_hashes(settings(app), item["secretCode"]))
+            )
+        ).all()
+        assert [str(trackable_id) for trackable_id in found] == [item["trackableId"]]
+
+
+def test_a_group_item_drawing_a_stored_secret_draws_again(app, api, monkeypatch):
+    other = make_trackable(make_user(), secret_code=FIXED_SECRET)
+    monkeypatch.setattr(
+        issuing, "new_secret_code", first_then_real(FIXED_SECRET, codes.new_secret_code)
+    )
+    response = create_group(api, make_user(), 5)
+    assert response.status_code == 201, response.get_data(as_text=True)
+    assert FIXED_SECRET not in {item["secretCode"] for item in response.get_json()["items"]}
+    assert_group_codes_distinct_and_stored(app, response.get_json(), 5)
+    assert count(TrackableCode, TrackableCode.trackable_id == other.id) == 3
+    assert count(Trackable) == 6
+    assert count(TrackableCode) == 18
+
+
+def test_group_items_drawing_the_same_public_code_draw_again(app, api, monkeypatch):
+    calls = itertools.count()
+    monkeypatch.setattr(
+        issuing,
+        "new_public_code",
+        lambda code_settings: (
+            FIXED_PUBLIC if next(calls) < 2 else codes.new_public_code(code_settings)
+        ),
+    )
+    response = create_group(api, make_user(), 4)
+    assert response.status_code == 201, response.get_data(as_text=True)
+    assert_group_codes_distinct_and_stored(app, response.get_json(), 4)
+    assert count(Trackable) == 4
+    assert count(TrackableCode) == 12
+
+
 # --- concurrent creations ----------------------------------------------------------------
 
 
