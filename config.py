@@ -64,6 +64,8 @@ class Config:
     SECRET_KEY = env_str("SECRET_KEY", DEV_SECRET)
     JWT_SECRET_KEY = env_str("JWT_SECRET_KEY", DEV_SECRET)
     TRACKABLE_CODE_KEY = env_str("TRACKABLE_CODE_KEY", DEV_SECRET)
+    # Development only: where keys left unset are made on first start (app.devkeys).
+    DEV_KEYS_FILE = Path(env_str("DEV_KEYS_FILE", str(INSTANCE_DIR / "dev-keys.json")))
     PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000")
 
     # Database

@@ -28,6 +28,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     if app.config.get("TESTING"):
         app.config["ENV_NAME"] = "testing"
     check_production_secrets(app)
+    use_development_keys(app)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     for register in (
         register_extensions,
@@ -64,6 +65,18 @@ def register_area_hooks(app: Flask) -> None:
             identity.remove_identity_data,  # tokens, codes: last
         ),
     )
+
+
+def use_development_keys(app: Flask) -> None:
+    """In development, keys left at the well-known default become the instance's own
+    random ones (app.devkeys); tests keep the default."""
+    if app.config["ENV_NAME"] != "development":
+        return
+    from app.devkeys import development_keys
+
+    unset = [name for name in SECRET_SETTINGS if app.config.get(name) in (None, "", DEV_SECRET)]
+    if unset:
+        app.config.update(development_keys(Path(app.config["DEV_KEYS_FILE"]), unset))
 
 
 def check_production_secrets(app: Flask) -> None:

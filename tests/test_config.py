@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import stat
+import threading
+
+import jwt
 import pytest
+from flask_jwt_extended import create_access_token
 
 from app import InsecureConfiguration, create_app
-from config import DEV_SECRET, normalize_database_url
+from app.devkeys import development_keys
+from config import DEV_SECRET, SECRET_SETTINGS, normalize_database_url
 
 STRONG = "x" * 40
 
@@ -44,9 +51,83 @@ def test_production_starts_with_real_secrets():
     assert app.config["SECRET_KEY"] != DEV_SECRET
 
 
-def test_development_runs_on_defaults():
-    app = create_app({"SQLALCHEMY_DATABASE_URI": "sqlite://"})
+def development_app(tmp_path, **settings):
+    return create_app(
+        {"SQLALCHEMY_DATABASE_URI": "sqlite://", "DEV_KEYS_FILE": tmp_path / "keys.json"} | settings
+    )
+
+
+def test_development_runs_on_defaults(tmp_path):
+    app = development_app(tmp_path)
     assert app.config["ENV_NAME"] == "development"
+
+
+def test_development_makes_its_own_private_random_keys_on_first_start(tmp_path):
+    app = development_app(tmp_path)
+    keys = [app.config[name] for name in SECRET_SETTINGS]
+    assert DEV_SECRET not in keys
+    assert len(set(keys)) == len(keys)
+    assert all(len(key) >= 32 for key in keys)
+    path = tmp_path / "keys.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads(path.read_text()) == dict(zip(SECRET_SETTINGS, keys, strict=True))
+
+
+def test_later_starts_and_other_workers_use_the_same_keys(tmp_path):
+    first = development_app(tmp_path)
+    again = development_app(tmp_path)
+    for name in SECRET_SETTINGS:
+        assert again.config[name] == first.config[name]
+
+
+def test_workers_starting_together_agree_on_one_set_of_keys(tmp_path):
+    barrier = threading.Barrier(4)
+    made: list[dict[str, str]] = []
+
+    def start() -> None:
+        barrier.wait()
+        made.append(development_keys(tmp_path / "keys.json", SECRET_SETTINGS))
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(made) == 4
+    assert all(keys == made[0] for keys in made)
+
+
+def test_tokens_are_not_signed_with_the_public_default_key(tmp_path):
+    app = development_app(tmp_path)
+    with app.app_context():
+        token = create_access_token(identity="someone")
+        jwt.decode(token, app.config["JWT_SECRET_KEY"], algorithms=["HS256"])
+        with pytest.raises(jwt.InvalidSignatureError):
+            jwt.decode(token, DEV_SECRET, algorithms=["HS256"])
+
+
+def test_keys_given_in_the_environment_are_used_and_not_written(tmp_path):
+    app = development_app(
+        tmp_path,
+        SECRET_KEY=STRONG,
+        JWT_SECRET_KEY=STRONG + "j",
+        TRACKABLE_CODE_KEY=STRONG + "t",
+    )
+    assert app.config["SECRET_KEY"] == STRONG
+    assert not (tmp_path / "keys.json").exists()
+
+
+def test_tests_and_production_never_make_keys(tmp_path):
+    create_app(
+        {
+            "TESTING": True,
+            "SQLALCHEMY_DATABASE_URI": "sqlite://",
+            "DEV_KEYS_FILE": tmp_path / "keys.json",
+        }
+    )
+    with pytest.raises(InsecureConfiguration):
+        development_app(tmp_path, ENV_NAME="production")
+    assert not (tmp_path / "keys.json").exists()
 
 
 @pytest.mark.parametrize(
