@@ -171,7 +171,11 @@ class ApiClient:
             self.client.set_cookie(name, value)
         if self.token and "Authorization" not in headers:
             headers["Authorization"] = f"Bearer {self.token}"
-        return self.client.open(url, method=method, headers=headers, **kwargs)
+        response = self.client.open(url, method=method, headers=headers, **kwargs)
+        # As a WSGI server does once the answer is sent: work deferred until then runs now.
+        response.get_data()
+        response.close()
+        return response
 
     def get(self, url: str, **kwargs: Any) -> Any:
         return self.open("GET", url, **kwargs)

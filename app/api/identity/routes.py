@@ -6,6 +6,7 @@ strings they expect. manage/* and DELETE /api/account are in `manage`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -26,10 +27,11 @@ from app.api.identity.schemas import (
 from app.auth import issue_access_token
 from app.errors import PROBLEM_JSON, Unauthorized, ValidationFailed
 from app.extensions import db, limiter
-from app.mail import send
+from app.mail import Mail, send
 from app.models.user import User
 from app.services import identity
 
+log = logging.getLogger(__name__)
 blp = Blueprint(
     "identity", __name__, url_prefix="/api", description="Identity and account (bearer tokens)"
 )
@@ -80,6 +82,30 @@ def rate_limited(setting: str) -> Callable[[Callable[..., Any]], Callable[..., A
 def empty_ok() -> Response:
     """200 with an empty body, as the identity API answers register, forgot and reset."""
     return Response(status=200)
+
+
+def answer_first(work: Callable[[], Mail | None]) -> Response:
+    """200 with an empty body at once; `work` (its writes committed) and the mail it makes
+    run once the answer has gone out. Whether an account has the address decides how much
+    work there is (a code stored, a message sent), so doing it before answering would let
+    the answer's timing tell who is registered."""
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    response = empty_ok()
+
+    def run() -> None:
+        with app.app_context():
+            try:
+                mail = work()
+                db.session.commit()
+                send(mail)
+            except Exception:
+                db.session.rollback()
+                log.exception("account mail work after the answer failed")
+            finally:
+                db.session.remove()
+
+    response.call_on_close(run)
+    return response
 
 
 def token_response(user: User, refresh_token: str) -> dict[str, Any]:
@@ -214,10 +240,8 @@ def resend_confirmation_email(data: dict[str, Any]) -> Response:
     Always 200 with an empty body, in the same time, whether or not an unconfirmed account
     has this email: the answer tells nobody who is registered.
     """
-    mail = identity.resend_confirmation(data["email"], config=current_app.config)
-    db.session.commit()
-    send(mail)
-    return empty_ok()
+    email, config = data["email"], current_app.config
+    return answer_first(lambda: identity.resend_confirmation(email, config=config))
 
 
 @blp.route("/auth/forgotPassword", methods=["POST"])
@@ -230,10 +254,8 @@ def forgot_password(data: dict[str, Any]) -> Response:
     Always 200 with an empty body, in the same time, whether or not an account has this
     email. The code works once and expires after a day.
     """
-    mail = identity.forgot_password(data["email"], config=current_app.config)
-    db.session.commit()
-    send(mail)
-    return empty_ok()
+    email, config = data["email"], current_app.config
+    return answer_first(lambda: identity.forgot_password(email, config=config))
 
 
 @blp.route("/auth/resetPassword", methods=["POST"])
