@@ -3,7 +3,8 @@
 import os
 
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
-worker_class = "sync"
+# Sync workers; errors gunicorn answers itself (414, 431, 400) come as problem+json too.
+worker_class = "app.gunicorn_worker.ProblemJsonSyncWorker"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 # Sync workers hold one request each; an outbound link check or image resize must finish
 # well inside this, and a stuck worker is recycled instead of holding the slot forever.

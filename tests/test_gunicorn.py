@@ -1,0 +1,117 @@
+"""The service under gunicorn with its own settings: what gunicorn answers itself (a
+request line or headers over its limits, a request it cannot parse) is problem+json like
+every other error, and echoes nothing of the request."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET_LOOKING = "LNK7M2Q9XT"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "APP_ENV": "testing",
+        "DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('gunicorn') / 'app.db'}",
+        "PORT": str(port),
+        "WEB_CONCURRENCY": "1",
+        "LOG_LEVEL": "WARNING",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("gunicorn did not start")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def exchange(port: int, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(raw)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(lines[0].split()[1]), headers, body
+
+
+def assert_problem(answer: tuple[int, dict[str, str], bytes], status: int) -> dict:
+    code, headers, body = answer
+    assert code == status, body
+    assert headers["content-type"] == "application/problem+json"
+    assert int(headers["content-length"]) == len(body)
+    problem = json.loads(body)
+    assert problem["status"] == status
+    assert problem["title"]
+    assert problem["detail"]
+    assert SECRET_LOOKING not in body.decode()
+    return problem
+
+
+def test_a_request_line_over_the_limit_is_414_problem_json(server):
+    path = f"/trackable/{SECRET_LOOKING}?pad=" + "a" * 5000
+    answer = exchange(server, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    assert_problem(answer, 414)
+
+
+def test_a_header_over_the_limit_is_431_problem_json(server):
+    raw = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n"
+    assert_problem(exchange(server, raw), 431)
+
+
+def test_too_many_headers_are_431_problem_json(server):
+    headers = "".join(f"X-H{number}: {number}\r\n" for number in range(120))
+    raw = f"GET /healthz HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode()
+    assert_problem(exchange(server, raw), 431)
+
+
+def test_a_request_gunicorn_cannot_parse_is_400_problem_json_without_echo(server):
+    raw = f"GET /trackable/{SECRET_LOOKING} HTTP/9.9\r\nHost: x\r\n\r\n".encode()
+    assert_problem(exchange(server, raw), 400)
+
+
+def test_ordinary_requests_still_reach_the_app(server):
+    code, headers, _body = exchange(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert code == 200
+    assert headers["content-type"].startswith("application/json")
+    missing = exchange(server, b"GET /api/no-such-route HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert_problem(missing, 404)
