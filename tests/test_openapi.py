@@ -74,3 +74,40 @@ def test_path_parameters_are_named_as_in_the_contract(api):
         if p["in"] == "path"
     ]
     assert names == ["noteId"]
+
+
+def resolve(document, schema):
+    while "$ref" in schema:
+        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[-1]]
+    return schema
+
+
+def test_a_body_is_documented_as_required_exactly_when_one_of_its_fields_is(api):
+    document = api.get("/api/openapi.json").get_json()
+    checked = 0
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method not in METHODS:
+                continue
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if body is None:
+                continue
+            schema = resolve(document, body["schema"])
+            has_required_field = bool(schema.get("required"))
+            required = operation["requestBody"].get("required", False)
+            assert required == has_required_field, f"{method.upper()} {path}"
+            checked += 1
+    assert checked > 20
+
+
+def test_a_body_documented_as_optional_may_be_left_out(api):
+    from tests.factories import make_user
+
+    # The team settings body has no required field: no body is an update of nothing.
+    user = make_user()
+    created = api.as_user(user).post("/api/teams", json={"name": "Night Walkers"})
+    assert created.status_code == 201, created.get_data(as_text=True)
+    team_id = created.get_json()["teamId"]
+    response = api.as_user(user).put(f"/api/teams/{team_id}/settings")
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.get_json()["name"] == "Night Walkers"

@@ -199,11 +199,18 @@ class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = parser
 
     def arguments(self, schema: Any, *args: Any, **kwargs: Any) -> Any:
-        """As flask-smorest's, with one instance of a schema class per route: webargs
-        would build a new instance (copying every field) on each request. Schemas keep
-        no per-request state."""
+        """As flask-smorest's, with one instance of a schema class per route (webargs
+        would build a new instance, copying every field, on each request; schemas keep
+        no per-request state), and a JSON body documented as required only when one of
+        its fields is."""
         if isinstance(schema, type):
             schema = schema()
+        if kwargs.get("location", "json") == "json" and "required" not in kwargs:
+            # A body with no required field may be left out (it reads as `{}`), and the
+            # document says so; flask-smorest would mark every body required.
+            kwargs["required"] = any(
+                field.required for field in schema.fields.values() if not field.dump_only
+            )
         return super().arguments(schema, *args, **kwargs)
 
     def auth(self, *, optional: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
