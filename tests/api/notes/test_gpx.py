@@ -150,6 +150,17 @@ def test_file_and_visibility_are_required(me):
     assert "visibility" in assert_problem(upload(me, data, visibility=None), 400)["errors"]
 
 
+@pytest.mark.parametrize("content_type", ["multipart/form-data", None])
+def test_a_file_sent_as_text_is_400_on_file_and_creates_nothing(me, content_type):
+    """A text field (multipart) or a urlencoded value named `file` is not a file part."""
+    form = {"file": sample("garmin_etrex.gpx").decode(), "visibility": "Public"}
+    kwargs = {"content_type": content_type} if content_type else {}
+    response = me.post("/api/notes/mine/gpx", data=form, **kwargs)
+    body = assert_problem(response, 400)
+    assert "file part" in body["errors"]["file"][0]
+    assert my_notes(me) == []
+
+
 def test_gpx_routes_need_a_token(api):
     assert_problem(api.get("/api/notes/mine/gpx"), 401)
     assert_problem(upload(api, sample("garmin_etrex.gpx")), 401)
