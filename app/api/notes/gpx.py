@@ -88,6 +88,8 @@ def gpx_import(viewer: Viewer, scope: OwnerScope, form: dict) -> notes.ImportRep
         default_language=config["DEFAULT_CONTENT_LANGUAGE"],
         max_bytes=config["GPX_MAX_BYTES"],
         max_waypoints=config["GPX_MAX_WAYPOINTS"],
+        max_elements=config["GPX_MAX_ELEMENTS"],
+        max_parse_seconds=config["GPX_MAX_PARSE_SECONDS"],
     )
     db.session.commit()
     return report

@@ -123,6 +123,8 @@ def import_waypoints(
     default_language: str,
     max_bytes: int,
     max_waypoints: int,
+    max_elements: int,
+    max_parse_seconds: float,
 ) -> ImportReport:
     """Create a note for each new waypoint and report every waypoint's outcome. A team
     import takes the team's content language like any team note."""
@@ -130,7 +132,12 @@ def import_waypoints(
     if team is not None:
         default_language = team.content_language
     try:
-        parsed = parse_waypoints(read_limited(upload, max_bytes=max_bytes), max_bytes=max_bytes)
+        parsed = parse_waypoints(
+            read_limited(upload, max_bytes=max_bytes),
+            max_bytes=max_bytes,
+            max_elements=max_elements,
+            max_seconds=max_parse_seconds,
+        )
     except GpxError as error:
         raise ValidationFailed({"file": [error.reason]}) from None
     total = len(parsed.waypoints) + len(parsed.rejected)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,26 @@ class TestLimits:
         body = assert_problem(upload(me, small), 400)
         assert "2 waypoints" in body["errors"]["file"][0]
         assert my_notes(me) == []
+
+
+def test_ten_megabytes_of_empty_elements_are_refused_fast_and_create_nothing(me):
+    """Within the byte limit, but 2.6 million elements: the work is bounded too."""
+    opening = b'<gpx xmlns="http://www.topografix.com/GPX/1/1" version="1.1">'
+    data = opening + b"<a/>" * ((BIG - 100) // 4) + b"</gpx>"
+    # Encoded here: the test client spools a body this large to a file it never closes.
+    form = (
+        b'--B\r\nContent-Disposition: form-data; name="visibility"\r\n\r\nPublic\r\n'
+        b'--B\r\nContent-Disposition: form-data; name="file"; filename="big.gpx"\r\n'
+        b"Content-Type: application/gpx+xml\r\n\r\n" + data + b"\r\n--B--\r\n"
+    )
+    started = time.thread_time()  # the test client runs the request in this thread
+    response = me.post(
+        "/api/notes/mine/gpx", data=form, content_type="multipart/form-data; boundary=B"
+    )
+    body = assert_problem(response, 400)
+    assert time.thread_time() - started < 3  # reading the whole file took 20 s and more
+    assert body["errors"]["file"]
+    assert my_notes(me) == []
 
 
 def test_file_and_visibility_are_required(me):
