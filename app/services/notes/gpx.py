@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 from sqlalchemy import select, tuple_
 
 from app.auth import Viewer
+from app.database import lock_for_write
 from app.errors import ValidationFailed
 from app.extensions import db
 from app.models.category import OwnerScope
@@ -143,6 +144,9 @@ def import_waypoints(
     total = len(parsed.waypoints) + len(parsed.rejected)
     if total > max_waypoints:
         raise ValidationFailed({"file": [f"At most {max_waypoints} waypoints per import."]})
+    # Parallel imports of one file into one scope take turns from here: each compares with
+    # what the others created, so the second reports duplicates instead of cloning notes.
+    lock_for_write(db.session, f"gpx-import:{scope.user_id}:{scope.team_id}")
     category = categories.default_category(scope, content_language or default_language)
     known = _existing(scope)
     report = ImportReport()
