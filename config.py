@@ -195,6 +195,9 @@ class Config:
     GPX_MAX_BYTES = env_int("GPX_MAX_BYTES", 10 * 1024 * 1024)
     # Each imported waypoint becomes a note in one request (a sync worker): keep it bounded.
     GPX_MAX_WAYPOINTS = env_int("GPX_MAX_WAYPOINTS", 5000)
+    # The work of reading one file: elements of any kind, and CPU seconds of the parse.
+    GPX_MAX_ELEMENTS = env_int("GPX_MAX_ELEMENTS", 200_000)
+    GPX_MAX_PARSE_SECONDS = env_float("GPX_MAX_PARSE_SECONDS", 2.0)
 
     # Logging
     LOG_FORMAT = env_str("LOG_FORMAT", "plain")  # plain | json

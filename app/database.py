@@ -1,12 +1,14 @@
-"""How the engine treats its pooled connections."""
+"""How the engine treats its pooled connections, and the lock of a read-then-write."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any
 
-from sqlalchemy import event, exc
+from sqlalchemy import event, exc, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, scoped_session
 
 LAST_CHECKIN = "last_checkin"
 
@@ -38,3 +40,34 @@ def ping_when_idle(engine: Engine, idle_seconds: float) -> None:
             engine.dialect.do_ping(dbapi_connection)
         except Exception as error:
             raise exc.DisconnectionError("the pooled connection did not answer") from error
+
+
+def lock_for_write(session: Session | scoped_session[Any], key: str) -> None:
+    """Serialise the use cases that read to decide a write under `key`, in this transaction.
+
+    Call it before the reads that decide (is there a "Notes" root yet, would this move make
+    a cycle, is this membership still pending); the lock is held until commit or rollback,
+    so a concurrent request with the same key waits, then reads what the first one wrote and
+    answers as a repeated request would.
+
+    - PostgreSQL: a transaction-level advisory lock on a 64-bit hash of `key`, so only
+      requests about the same thing wait for each other.
+    - SQLite: `BEGIN IMMEDIATE` takes the database's write lock now, before the reads (its
+      driver would begin the transaction only at the first write, after the reads have
+      decided). A transaction that has already written holds that lock: nothing to do.
+
+    Then pending changes are flushed and the session's loaded rows expired, so every row is
+    read again under the lock: a row a concurrent request deleted meanwhile is gone (read
+    ids before the call, and load rows again after it).
+    """
+    connection = session.connection()
+    if connection.dialect.name == "sqlite":
+        driver_connection = connection.connection.driver_connection
+        if driver_connection is not None and not driver_connection.in_transaction:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+    else:
+        digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+        lock_id = int.from_bytes(digest, "big", signed=True)
+        connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": lock_id})
+    session.flush()
+    session.expire_all()

@@ -9,17 +9,18 @@ import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import wraps
-from typing import Any
+from typing import Any, ClassVar
 
 import flask_smorest
 import marshmallow as ma
 from apispec import BasePlugin
 from flask import Flask, Request, Response, g
 from flask_jwt_extended import verify_jwt_in_request
+from flask_smorest.fields import Upload
 from marshmallow import fields
 from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
-from werkzeug.datastructures import CombinedMultiDict
+from werkzeug.datastructures import CombinedMultiDict, FileStorage
 from werkzeug.exceptions import HTTPException
 
 from app.errors import (
@@ -163,6 +164,21 @@ class UtcDateTime(fields.DateTime):
 
 
 LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+
+
+class FilePart(Upload):
+    """A multipart file part. Location "files" also holds the form's text fields, so a
+    field sent as text (or urlencoded) would arrive as a string: it is refused (400 on the
+    field) instead of reaching a service that reads a stream."""
+
+    default_error_messages: ClassVar[dict[str, str]] = {
+        "invalid": "Send this as a file part of a multipart/form-data request, not as text."
+    }
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, FileStorage):
+            raise self.make_error("invalid")
+        return value
 
 
 class LanguageTag(fields.String):

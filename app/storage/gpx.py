@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import time
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -47,6 +48,14 @@ DEFAULT_CREATOR = "Location Notes Service"
 MAX_DEPTH = 32
 # Elements kept while one <wpt> is read (its name/desc/cmt/time/link/url and their content).
 MAX_WAYPOINT_ELEMENTS = 1_000
+# Work bounds of one import (settings GPX_MAX_ELEMENTS, GPX_MAX_PARSE_SECONDS): the byte
+# limit alone lets 10 MB of `<a/>` (2.6 million elements) hold a worker for many seconds.
+# Reading costs ~4-6 us per element, so 200,000 elements (5,000 waypoints of ~10 elements and
+# ~70,000 track points beside them) read in about a second or less.
+MAX_ELEMENTS = 200_000
+MAX_PARSE_SECONDS = 2.0
+# The CPU clock is read every so many events (reading it costs about as much as an event).
+_CLOCK_EVERY = 4096
 # Export chunk size: large enough to keep write calls few, small enough to stay flat in memory.
 CHUNK_CHARS = 16 * 1024
 
@@ -128,11 +137,19 @@ def read_limited(stream: BinaryIO, *, max_bytes: int) -> bytes:
     return data
 
 
-def parse_waypoints(data: bytes, *, max_bytes: int) -> ParsedGpx:
+def parse_waypoints(
+    data: bytes,
+    *,
+    max_bytes: int,
+    max_elements: int = MAX_ELEMENTS,
+    max_seconds: float = MAX_PARSE_SECONDS,
+) -> ParsedGpx:
     """Read the `<wpt>` elements of an untrusted GPX 1.0 or 1.1 file (see the module notes).
 
     Routes and tracks are ignored. Raises GpxError when the file is too large, empty, not
-    well-formed, declares a DTD or entities, is too deeply nested or is not GPX.
+    well-formed, declares a DTD or entities, is too deeply nested or is not GPX, and as soon
+    as it holds more than `max_elements` elements or its reading has used more than
+    `max_seconds` of this thread's CPU time (the work, not only the bytes, is bounded).
     """
     if len(data) > max_bytes:
         raise GpxError(f"The GPX file is larger than {max_bytes} bytes.")
@@ -142,8 +159,15 @@ def parse_waypoints(data: bytes, *, max_bytes: int) -> ParsedGpx:
     if not data:
         raise GpxError("The GPX file is empty.")
     reader = _WaypointReader()
+    deadline = time.thread_time() + max_seconds
+    elements = 0
     for event, element in _events(data):
         if event == "start":
+            elements += 1
+            if elements > max_elements:
+                raise GpxError(f"The GPX file holds more than {max_elements} elements.")
+            if elements % _CLOCK_EVERY == 0 and time.thread_time() > deadline:
+                raise GpxError("The GPX file takes too long to read; split it into smaller files.")
             reader.start(element)
         else:
             reader.end(element)

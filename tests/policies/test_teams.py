@@ -116,6 +116,8 @@ def _act(viewer, team, note_id, action):
             default_language="en",
             max_bytes=100_000,
             max_waypoints=10,
+            max_elements=1000,
+            max_parse_seconds=1.0,
         )
     if action == "edit":
         return notes.move_note(viewer, scope, note_id, {"title": "Edited"})

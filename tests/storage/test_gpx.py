@@ -390,6 +390,53 @@ def test_large_extensions_and_tracks_are_not_limited_by_the_element_cap() -> Non
     assert [w.name for w in parsed.waypoints] == ["A"]
 
 
+GPX_OPEN = b'<gpx xmlns="http://www.topografix.com/GPX/1/1" version="1.1">'
+
+
+# CPU seconds the work-bound tests allow: about a second, with room for a loaded CI machine.
+LOADED_CPU_SECONDS = 3.0
+
+
+def empty_elements(count: int) -> bytes:
+    """A GPX file of `count` elements: the root and `count - 1` empty `<a/>`."""
+    return GPX_OPEN + b"<a/>" * (count - 1) + b"</gpx>"
+
+
+def test_a_file_of_exactly_the_element_limit_is_read() -> None:
+    data = empty_elements(1000)
+    assert parse_waypoints(data, max_bytes=MAX_BYTES, max_elements=1000).waypoints == []
+
+
+def test_one_element_past_the_limit_is_refused() -> None:
+    with pytest.raises(GpxError, match="more than 1000 elements"):
+        parse_waypoints(empty_elements(1001), max_bytes=MAX_BYTES, max_elements=1000)
+
+
+def test_a_parse_past_its_cpu_budget_is_refused() -> None:
+    data = empty_elements(3 * gpx._CLOCK_EVERY)
+    with pytest.raises(GpxError, match="takes too long to read"):
+        parse_waypoints(data, max_bytes=MAX_BYTES, max_seconds=0.0)
+
+
+def test_ten_megabytes_of_empty_elements_are_refused_at_the_element_limit() -> None:
+    data = empty_elements((10 * 1024 * 1024 - 100) // 4)  # 2.6 million elements
+    started = time.thread_time()
+    with pytest.raises(GpxError, match="more than 200000 elements"):
+        parse_waypoints(data, max_bytes=len(data), max_seconds=60)
+    assert time.thread_time() - started < LOADED_CPU_SECONDS
+
+
+def test_the_largest_accepted_file_reads_within_the_budget() -> None:
+    point = b'<trkpt lat="47.1234567" lon="8.1234567"><ele>423.2</ele></trkpt>'
+    waypoint = b'<wpt lat="47.1" lon="8.1"><name>Hut</name></wpt>'
+    points = (gpx.MAX_ELEMENTS - 5) // 2
+    data = GPX_OPEN + waypoint + b"<trk><trkseg>" + point * points + b"</trkseg></trk></gpx>"
+    started = time.thread_time()
+    parsed = parse_waypoints(data, max_bytes=len(data), max_seconds=60)
+    assert time.thread_time() - started < LOADED_CPU_SECONDS
+    assert [item.name for item in parsed.waypoints] == ["Hut"]
+
+
 def test_text_full_of_xmlns_tokens_is_read_in_linear_time() -> None:
     # gpxpy's `\sxmlns:?[^=]*="[^"]+"` over the raw text is quadratic on this input
     # (minutes at this size); the streaming parser reads it in well under a second.

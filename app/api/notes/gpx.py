@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, current_app, stream_with_context
-from flask_smorest.fields import Upload
 from marshmallow import fields
 
-from app.api.base import Guid, Schema
+from app.api.base import FilePart, Guid, Schema
 from app.api.notes.routes import blp
 from app.api.notes.schemas import language_field
 from app.api.scopes import my_scope
@@ -26,7 +25,7 @@ GPX_MIMETYPE = "application/gpx+xml"
 class GpxImportFormSchema(Schema):
     """The multipart form of a GPX import."""
 
-    file = Upload(required=True, metadata={"description": "A GPX 1.0 or 1.1 file."})
+    file = FilePart(required=True, metadata={"description": "A GPX 1.0 or 1.1 file."})
     visibility = fields.Enum(NoteVisibility, by_value=True, required=True)
     content_language = language_field()
 
@@ -89,6 +88,8 @@ def gpx_import(viewer: Viewer, scope: OwnerScope, form: dict) -> notes.ImportRep
         default_language=config["DEFAULT_CONTENT_LANGUAGE"],
         max_bytes=config["GPX_MAX_BYTES"],
         max_waypoints=config["GPX_MAX_WAYPOINTS"],
+        max_elements=config["GPX_MAX_ELEMENTS"],
+        max_parse_seconds=config["GPX_MAX_PARSE_SECONDS"],
     )
     db.session.commit()
     return report

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 
 from app.auth import Viewer
+from app.database import lock_for_write
 from app.errors import ApiError, NotFound, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
@@ -47,6 +48,12 @@ def canonical_language(tag: str) -> str:
 
 def _live(scope: OwnerScope) -> Any:
     return select(Category).where(scope.where(Category), Category.is_deleted.is_(False))
+
+
+def _lock_tree(scope: OwnerScope) -> None:
+    """Serialise the scope's tree changes that read to decide (a move's cycle check, the
+    "Notes" root made on demand): two crossing moves cannot both pass their check."""
+    lock_for_write(db.session, f"category-tree:{scope.user_id}:{scope.team_id}")
 
 
 def _ordered(categories: list[Category]) -> list[Category]:
@@ -190,6 +197,7 @@ def move_category(
 ) -> Category:
     """Rename and/or re-parent (fields present are applied); a cycle is refused."""
     category_policy.require_scope(viewer, scope)
+    _lock_tree(scope)
     category = get_category(scope, category_id)
     language = changes.get("content_language")
     if language and canonical_language(language) != category.content_language:
@@ -265,9 +273,10 @@ def delete_category(viewer: Viewer, scope: OwnerScope, category_id: uuid.UUID) -
 
 
 def default_category(scope: OwnerScope, content_language: str) -> Category:
-    """The language's "Notes" root of this scope, created on first use."""
+    """The language's "Notes" root of this scope, created on first use (once: a request
+    that finds none looks again under the tree's lock, so two first notes share one)."""
     language = canonical_language(content_language)
-    found = db.session.scalar(
+    query = (
         _live(scope)
         .where(
             Category.content_language == language,
@@ -277,6 +286,11 @@ def default_category(scope: OwnerScope, content_language: str) -> Category:
         .order_by(Category.created_utc, Category.id)
         .limit(1)
     )
+    found = db.session.scalar(query)
+    if found is not None:
+        return found
+    _lock_tree(scope)
+    found = db.session.scalar(query)
     if found is not None:
         return found
     category = Category(

@@ -15,7 +15,8 @@ from urllib.parse import urlencode
 from sqlalchemy import exc, func, select
 
 from app.auth import Viewer
-from app.errors import ValidationFailed
+from app.database import lock_for_write
+from app.errors import Unauthorized, ValidationFailed
 from app.extensions import db
 from app.hooks import AccountCleanup
 from app.mail import Mail
@@ -303,8 +304,18 @@ def update_account_info(
 def delete_my_account(
     viewer: Viewer, *, config: Mapping[str, Any], cleanups: Sequence[AccountCleanup]
 ) -> DeletionCounts:
-    """DELETE /api/account: every area's clean-up (`cleanups`, in order), then the user."""
-    user = viewer.account
+    """DELETE /api/account: every area's clean-up (`cleanups`, in order), then the user.
+
+    Deletions of one account take turns; one that finds the account gone (deleted by a
+    request sent at the same time) answers as a repeated request does: 401, the token's
+    account no longer exists."""
+    user_id = viewer.account.id
+    lock_for_write(db.session, f"account:{user_id}")
+    user = db.session.scalar(select(User).where(User.id == user_id))
+    if user is None:
+        gone = Unauthorized("The bearer token's account no longer exists.")
+        gone.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+        raise gone
     forget_failures(user.normalized_email, config=config)
     return delete_account(user, cleanups)
 

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 from sqlalchemy import select, tuple_
 
 from app.auth import Viewer
+from app.database import lock_for_write
 from app.errors import ValidationFailed
 from app.extensions import db
 from app.models.category import OwnerScope
@@ -123,6 +124,8 @@ def import_waypoints(
     default_language: str,
     max_bytes: int,
     max_waypoints: int,
+    max_elements: int,
+    max_parse_seconds: float,
 ) -> ImportReport:
     """Create a note for each new waypoint and report every waypoint's outcome. A team
     import takes the team's content language like any team note."""
@@ -130,12 +133,20 @@ def import_waypoints(
     if team is not None:
         default_language = team.content_language
     try:
-        parsed = parse_waypoints(read_limited(upload, max_bytes=max_bytes), max_bytes=max_bytes)
+        parsed = parse_waypoints(
+            read_limited(upload, max_bytes=max_bytes),
+            max_bytes=max_bytes,
+            max_elements=max_elements,
+            max_seconds=max_parse_seconds,
+        )
     except GpxError as error:
         raise ValidationFailed({"file": [error.reason]}) from None
     total = len(parsed.waypoints) + len(parsed.rejected)
     if total > max_waypoints:
         raise ValidationFailed({"file": [f"At most {max_waypoints} waypoints per import."]})
+    # Parallel imports of one file into one scope take turns from here: each compares with
+    # what the others created, so the second reports duplicates instead of cloning notes.
+    lock_for_write(db.session, f"gpx-import:{scope.user_id}:{scope.team_id}")
     category = categories.default_category(scope, content_language or default_language)
     known = _existing(scope)
     report = ImportReport()

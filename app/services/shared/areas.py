@@ -44,6 +44,19 @@ HAVERSINE_LIMIT = _parameter("circle_limit")  # sin^2(r / 2R)
 
 Coordinate = ColumnElement[float] | InstrumentedAttribute[float | None]
 
+# PostgreSQL raises "value out of range: underflow" when a float product rounds to 0 from
+# non-zero factors (SQLite gives 0). The haversine squares sines of half the differences,
+# which are tiny for a point within ~1e-160 rad of the centre (a query at latitude 1e-300
+# near a note at 0). Each sine enters the square as |sin| + SINE_FLOOR: for any |sin| above
+# ~1e-84 the sum is |sin| exactly (the floor is below its last bit), so real distances are
+# untouched; below, the square is at least SINE_FLOOR^2 and no product reaches 0 (the
+# smallest, cos(phi1)cos(phi2) at the poles ~3.7e-33 times SINE_FLOOR^2, is ~1e-233).
+# The radius's own term is never below HAVERSINE_FLOOR (4 x SINE_FLOOR^2, above both terms'
+# floors), so a point within ~1e-96 km of the centre passes the exact test of any circle
+# (the window, in plain comparisons, still applies), on every database alike.
+SINE_FLOOR = 1e-100
+HAVERSINE_FLOOR = 4 * SINE_FLOOR * SINE_FLOOR
+
 
 @functools.cache
 def window_clause(
@@ -70,9 +83,15 @@ def circle_clause(
     test of the rows in it, the haversine term compared with the radius's own (a <= sin^2
     (r / 2R) is `distance_km <= radius_km` without asin and sqrt)."""
     phi2 = func.radians(latitude, type_=Float)
-    sin_half_dphi = func.sin((phi2 - CENTRE_PHI) * 0.5, type_=Float)
-    sin_half_dlambda = func.sin(
-        (func.radians(longitude, type_=Float) - CENTRE_LAMBDA) * 0.5, type_=Float
+    sin_half_dphi = (
+        func.abs(func.sin((phi2 - CENTRE_PHI) * 0.5, type_=Float), type_=Float) + SINE_FLOOR
+    )
+    sin_half_dlambda = (
+        func.abs(
+            func.sin((func.radians(longitude, type_=Float) - CENTRE_LAMBDA) * 0.5, type_=Float),
+            type_=Float,
+        )
+        + SINE_FLOOR
     )
     haversine = (
         sin_half_dphi * sin_half_dphi
@@ -157,8 +176,11 @@ class Circle:
             CENTRE_PHI.key: phi,
             CENTRE_LAMBDA.key: math.radians(self.longitude),
             CENTRE_COS_PHI.key: math.cos(phi),
-            # Past half the globe every point is inside (a is at most 1).
-            HAVERSINE_LIMIT.key: math.sin(angular / 2) ** 2 if angular < math.pi else 2.0,
+            # Past half the globe every point is inside (a is at most 1); a tiny radius
+            # keeps the points that the SQL's floor makes one with the centre.
+            HAVERSINE_LIMIT.key: (
+                max(math.sin(angular / 2) ** 2, HAVERSINE_FLOOR) if angular < math.pi else 2.0
+            ),
         }
 
 

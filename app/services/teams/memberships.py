@@ -32,6 +32,7 @@ from typing import Literal
 from sqlalchemy import case, delete, exc, func, select, update
 
 from app.auth import Viewer
+from app.database import lock_for_write
 from app.errors import Conflict, Forbidden, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
@@ -188,7 +189,12 @@ def answer(
     membership_id: uuid.UUID,
     operation: Literal["accept", "refuse", "approve", "deny", "promote-admin"],
 ) -> MembershipRecord:
-    """accept, refuse (the invited user), approve, deny, promote-admin (an admin)."""
+    """accept, refuse (the invited user), approve, deny, promote-admin (an admin).
+
+    Answers to one team's memberships take turns (the record's state decides the next
+    one): of two identical answers sent at once, the second finds the first one's result
+    and gets the answer a repeated request gets (409)."""
+    lock_for_write(db.session, f"team-memberships:{team_id}")
     membership = team_policy.require_membership_action(viewer, team_id, membership_id, operation)
     return apply(membership.team, membership, membership.user_id, operation)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 import pytest
@@ -144,10 +145,41 @@ class TestLimits:
         assert my_notes(me) == []
 
 
+def test_ten_megabytes_of_empty_elements_are_refused_fast_and_create_nothing(me):
+    """Within the byte limit, but 2.6 million elements: the work is bounded too."""
+    opening = b'<gpx xmlns="http://www.topografix.com/GPX/1/1" version="1.1">'
+    data = opening + b"<a/>" * ((BIG - 100) // 4) + b"</gpx>"
+    # Encoded here: the test client spools a body this large to a file it never closes.
+    form = (
+        b'--B\r\nContent-Disposition: form-data; name="visibility"\r\n\r\nPublic\r\n'
+        b'--B\r\nContent-Disposition: form-data; name="file"; filename="big.gpx"\r\n'
+        b"Content-Type: application/gpx+xml\r\n\r\n" + data + b"\r\n--B--\r\n"
+    )
+    started = time.thread_time()  # the test client runs the request in this thread
+    response = me.post(
+        "/api/notes/mine/gpx", data=form, content_type="multipart/form-data; boundary=B"
+    )
+    body = assert_problem(response, 400)
+    assert time.thread_time() - started < 3  # reading the whole file took 20 s and more
+    assert body["errors"]["file"]
+    assert my_notes(me) == []
+
+
 def test_file_and_visibility_are_required(me):
     assert "file" in assert_problem(upload(me, None), 400)["errors"]
     data = sample("garmin_etrex.gpx")
     assert "visibility" in assert_problem(upload(me, data, visibility=None), 400)["errors"]
+
+
+@pytest.mark.parametrize("content_type", ["multipart/form-data", None])
+def test_a_file_sent_as_text_is_400_on_file_and_creates_nothing(me, content_type):
+    """A text field (multipart) or a urlencoded value named `file` is not a file part."""
+    form = {"file": sample("garmin_etrex.gpx").decode(), "visibility": "Public"}
+    kwargs = {"content_type": content_type} if content_type else {}
+    response = me.post("/api/notes/mine/gpx", data=form, **kwargs)
+    body = assert_problem(response, 400)
+    assert "file part" in body["errors"]["file"][0]
+    assert my_notes(me) == []
 
 
 def test_gpx_routes_need_a_token(api):

@@ -206,6 +206,34 @@ def test_nearby_leaves_out_private_and_gated_with_trackables(api):
 
 
 @pytest.mark.parametrize(
+    "query",
+    [
+        "latitude=1e-300&longitude=0",
+        "latitude=-1e-160&longitude=0",
+        "latitude=0&longitude=1e-300",
+        "latitude=1e-320&longitude=1e-320",
+        "latitude=0&longitude=0&radiusKm=1e-300",
+    ],
+)
+def test_nearby_with_tiny_numbers_finds_the_note_at_the_point_on_every_database(api, query):
+    """Squares of tiny sines underflow; PostgreSQL raises on that where SQLite gives 0."""
+    at_the_point = make_note(visibility=PUBLIC, latitude=0, longitude=0)
+    make_note(visibility=PUBLIC, latitude=0.001, longitude=0)  # 111 m away
+    if "radiusKm" not in query:
+        query += "&radiusKm=0.1"
+    assert ids(api.get(f"{NEARBY}?{query}")) == [str(at_the_point.id)]
+
+
+def test_nearby_finds_a_note_stored_with_tiny_coordinates(api):
+    owner = make_user("tiny")
+    tiny = make_note(owner, visibility=PUBLIC, latitude=1e-300, longitude=-1e-200)
+    assert ids(api.get(f"{NEARBY}?latitude=0&longitude=0")) == [str(tiny.id)]
+    assert ids(api.get(f"{NEARBY}?latitude=1e-300&longitude=0&radiusKm=1e-9")) == [str(tiny.id)]
+    profile = "/api/public/profiles/tiny/notes/nearby?latitude=1e-160&longitude=0"
+    assert ids(api.get(profile)) == [str(tiny.id)]
+
+
+@pytest.mark.parametrize(
     ("query", "field"),
     [
         ("longitude=0", "latitude"),

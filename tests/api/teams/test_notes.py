@@ -318,6 +318,15 @@ def test_import_duplicates_compare_only_this_teams_notes(api, team, member, fold
     assert outcomes == {"Hut": "created", "Lake": "duplicate"}
 
 
+@pytest.mark.parametrize("content_type", ["multipart/form-data", None])
+def test_a_team_import_with_the_file_sent_as_text_is_400_on_file(api, team, member, content_type):
+    form = {"file": GPX.decode(), "visibility": "Private"}
+    kwargs = {"content_type": content_type} if content_type else {}
+    response = api.as_user(member).post(notes_url(team, "/gpx"), data=form, **kwargs)
+    assert "file" in assert_problem(response, 400)["errors"]
+    assert api.as_user(member).get(notes_url(team)).get_json() == []
+
+
 def test_a_stranger_may_not_import_into_a_team(api, team):
     assert_problem(upload(api, make_user(), team), 404)
 

@@ -1,0 +1,213 @@
+"""Races found by parallel requests (issue: Hardening), each fixed with the database's help
+(`app.database.lock_for_write`: an advisory lock on PostgreSQL, BEGIN IMMEDIATE on SQLite).
+
+Two requests run in two threads, each with its own test client, app context, session and
+database connection. Each thread stops at a barrier placed just after the read that decides
+its write: without the lock both threads get there together, the barrier lets both go on,
+and both write what their stale read decided, so the test fails every time. With the lock
+the second thread is still waiting for it, the first one's barrier times out, and the first
+commits before the second reads. Exactly one wins; the other gets the answer a repeated
+request gets.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from app.auth import issue_access_token
+from app.extensions import db
+from app.models.category import DEFAULT_CATEGORY_NAME, Category
+from app.models.note import Note
+from app.models.team import MembershipStatus, TeamMembership
+from app.models.user import User
+from tests.factories import count_rows as count
+from tests.factories import make_category, make_membership, make_team, make_user
+
+# How long the thread that holds the lock waits for the other at the barrier (it never
+# comes: it waits for the lock), before it goes on.
+BARRIER_SECONDS = 2.0
+
+
+def stop_after(
+    monkeypatch: pytest.MonkeyPatch, target: str, barrier: threading.Barrier
+) -> None:
+    """Make each thread's first call of `target` ("module.function") wait at `barrier`
+    after it returns (or raises)."""
+    module_name, name = target.rsplit(".", 1)
+    module = __import__(module_name, fromlist=[name])
+    original = getattr(module, name)
+    local = threading.local()
+
+    def waiting(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if not getattr(local, "waited", False):
+                local.waited = True
+                try:
+                    barrier.wait()
+                except threading.BrokenBarrierError:
+                    pass  # the other thread waits for the lock this one holds
+
+    monkeypatch.setattr(module, name, waiting)
+
+
+def run_together(app, calls: list[tuple[User, Callable[[Any, dict[str, str]], Any]]]) -> list:
+    """Each (user, call) runs in its own thread with its own client, at the same moment;
+    returns each thread's (status, JSON body)."""
+    headers = [{"Authorization": f"Bearer {issue_access_token(user)}"} for user, _ in calls]
+    db.session.commit()  # the test's own session holds nothing while the threads run
+    results: list[Any] = [None] * len(calls)
+    start = threading.Barrier(len(calls), timeout=30)
+
+    def run(index: int) -> None:
+        client = app.test_client()
+        start.wait()
+        response = calls[index][1](client, headers[index])
+        results[index] = (response.status_code, response.get_json(force=True, silent=True))
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    db.session.expire_all()
+    return results
+
+
+@pytest.fixture
+def barrier() -> threading.Barrier:
+    return threading.Barrier(2, timeout=BARRIER_SECONDS)
+
+
+def statuses(results: list) -> list[int]:
+    return sorted(status for status, _ in results)
+
+
+# --- categories ----------------------------------------------------------------------------
+
+
+def test_two_crossing_category_moves_cannot_make_a_cycle(app, monkeypatch, barrier):
+    owner = make_user()
+    x, y = make_category(owner, name="X"), make_category(owner, name="Y")
+    stop_after(monkeypatch, "app.services.categories.tree._checked_parent", barrier)
+
+    def move(child: Category, parent: Category) -> Callable[[Any, dict[str, str]], Any]:
+        url, body = f"/api/categories/mine/{child.id}/move", {"parentCategoryId": str(parent.id)}
+        return lambda client, headers: client.post(url, json=body, headers=headers)
+
+    x_id, y_id = x.id, y.id
+    results = run_together(app, [(owner, move(x, y)), (owner, move(y, x))])
+    assert statuses(results) == [200, 400]
+    refused = next(body for status, body in results if status == 400)
+    assert "parentCategoryId" in refused["errors"]  # as a repeated move inside itself gets
+    parents = dict(db.session.execute(select(Category.id, Category.parent_category_id)).all())
+    assert (parents[x_id], parents[y_id]) in ((y_id, None), (None, x_id))
+
+
+def test_parallel_first_notes_share_one_notes_root_category(app, monkeypatch, barrier):
+    owner = make_user()
+    stop_after(monkeypatch, "app.services.notes.notes.utcnow", barrier)
+
+    def create(title: str) -> Callable[[Any, dict[str, str]], Any]:
+        body = {"title": title, "contentLanguage": "en"}
+        return lambda client, headers: client.post("/api/notes/mine", json=body, headers=headers)
+
+    results = run_together(app, [(owner, create("First")), (owner, create("Second"))])
+    assert statuses(results) == [201, 201]
+    roots = db.session.scalars(
+        select(Category).where(
+            Category.owner_user_id == owner.id, Category.name == DEFAULT_CATEGORY_NAME
+        )
+    ).all()
+    assert len(roots) == 1
+    assert {body["categoryId"] for _, body in results} == {str(roots[0].id)}
+
+
+# --- GPX ---------------------------------------------------------------------------------
+
+GPX = b"""<?xml version="1.0" encoding="UTF-8"?>
+<gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1">
+  <wpt lat="47.1" lon="11.2"><name>Hut</name><desc>Open in summer</desc></wpt>
+  <wpt lat="47.3" lon="11.4"><name>Lake</name><desc>Cold</desc></wpt>
+</gpx>"""
+
+
+def test_parallel_imports_of_one_file_create_each_note_once(app, monkeypatch, barrier):
+    owner = make_user()
+    stop_after(monkeypatch, "app.services.notes.gpx._existing", barrier)
+
+    def upload(client: Any, headers: dict[str, str]) -> Any:
+        form = {"file": (io.BytesIO(GPX), "same.gpx"), "visibility": "Private"}
+        return client.post(
+            "/api/notes/mine/gpx", data=form, headers=headers, content_type="multipart/form-data"
+        )
+
+    results = run_together(app, [(owner, upload), (owner, upload)])
+    assert statuses(results) == [200, 200]
+    reports = sorted((body for _, body in results), key=lambda body: body["created"])
+    assert (reports[0]["created"], reports[0]["duplicates"]) == (0, 2)  # as a re-import
+    assert (reports[1]["created"], reports[1]["duplicates"]) == (2, 0)
+    assert count(Note, Note.owner_user_id == owner.id) == 2
+    assert count(Category, Category.owner_user_id == owner.id) == 1
+
+
+# --- memberships -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("operation", "status"),
+    [("accept", MembershipStatus.INVITED), ("approve", MembershipStatus.REQUESTING)],
+)
+def test_one_membership_answer_sent_twice_at_once_succeeds_once(
+    app, monkeypatch, barrier, operation, status
+):
+    admin, user = make_user(), make_user()
+    team = make_team(admin)
+    membership = make_membership(team, user, status=status)
+    caller = user if operation == "accept" else admin
+    stop_after(monkeypatch, "app.services.teams.memberships.next_status", barrier)
+    url = f"/api/teams/{team.id}/memberships/{membership.id}/{operation}"
+
+    def answer(client: Any, headers: dict[str, str]) -> Any:
+        return client.post(url, headers=headers)
+
+    results = run_together(app, [(caller, answer), (caller, answer)])
+    assert statuses(results) == [200, 409]  # 409: what a repeated answer gets
+    rows = db.session.scalars(
+        select(TeamMembership).where(TeamMembership.team_id == team.id)
+    ).all()
+    assert sorted(row.status for row in rows) == [MembershipStatus.MEMBER] * 2
+
+
+# --- account deletion --------------------------------------------------------------------
+
+
+def test_parallel_account_deletions_succeed_once(app, monkeypatch, barrier):
+    user = make_user()
+    user_id = user.id
+    stop_after(monkeypatch, "app.services.identity.accounts.forget_failures", barrier)
+
+    def delete(client: Any, headers: dict[str, str]) -> Any:
+        return client.delete("/api/account", headers=headers)
+
+    results = run_together(app, [(user, delete), (user, delete)])
+    assert statuses(results) == [200, 401]  # 401: what a repeated deletion gets
+    gone = next(body for status, body in results if status == 401)
+    assert gone["detail"] == "The bearer token's account no longer exists."
+    assert db.session.get(User, user_id) is None
+
+
+def test_a_repeated_account_deletion_is_401_like_the_loser_of_the_race(api):
+    user = make_user()
+    client = api.with_token(issue_access_token(user))
+    assert client.delete("/api/account").status_code == 200
+    response = client.delete("/api/account")
+    assert response.status_code == 401
+    assert response.get_json()["detail"] == "The bearer token's account no longer exists."
