@@ -46,7 +46,7 @@ def register_area_hooks(app: Flask) -> None:
     from app.hooks import AreaHooks
     from app.policies import notes as note_policy
     from app.policies import teams as team_policy
-    from app.services import categories, identity, notes, teams, trackables
+    from app.services import categories, compliance, identity, notes, teams, trackables
 
     app.extensions["area_hooks"] = AreaHooks(
         viewer_parts=(
@@ -61,6 +61,7 @@ def register_area_hooks(app: Flask) -> None:
             trackables.delete_account_trackables,  # before the notes its stops point at
             notes.delete_account_notes,
             categories.delete_account_categories,  # after the notes in them
+            compliance.detach_account_reports,  # reports stay for moderation, reporter gone
             identity.remove_identity_data,  # tokens, codes: last
         ),
     )
