@@ -31,3 +31,12 @@ def test_a_deleted_reviewer_keeps_the_review_without_the_account(api, reporter, 
     assert (mine["statusLabel"], mine["reviewerDisplayName"]) == ("Resolved", "Sam (staff)")
     db.session.expire_all()
     assert db.session.query(ContentReport).one().reviewer_user_id is None
+
+
+def test_deleting_the_user_row_alone_detaches_the_reporter_in_the_database(api, reporter):
+    """The foreign key's ON DELETE SET NULL holds on SQLite too (foreign keys enforced)."""
+    file_report(api, reporter)
+    db.session.delete(reporter)
+    db.session.commit()
+    db.session.expire_all()
+    assert db.session.query(ContentReport).one().reporter_user_id is None
