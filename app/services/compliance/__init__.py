@@ -13,6 +13,8 @@ from app.services.compliance.reports import (
     get_report,
     list_reports,
     my_reports,
+    operator_reports,
+    operator_resolve,
     review_report,
 )
 from app.services.compliance.tracked_errors import (
@@ -34,6 +36,8 @@ __all__ = [
     "get_report",
     "list_reports",
     "my_reports",
+    "operator_reports",
+    "operator_resolve",
     "report_client_error",
     "review_report",
     "track_unexpected_error",

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import selectinload
 
 from app.auth import Viewer
-from app.errors import ValidationFailed
+from app.errors import NotFound, ValidationFailed
 from app.extensions import db
 from app.hooks import DeletionCounts
 from app.models.base import utcnow
@@ -207,6 +207,35 @@ def review_report(
         reviewer_display_name=viewer.account.display_text,
     )
     return view_of(viewer, report)
+
+
+def operator_reports(*, status: int | None = None, limit: int = 50) -> list[ContentReport]:
+    """For operators without a web client (`flask reports list`): the review list's
+    reports, newest first."""
+    query = select(ContentReport).where(
+        (ContentReport.page_type != PageType.SYSTEM_ERROR)
+        | ContentReport.track_in_support_tickets.is_(True)
+    )
+    if status is not None:
+        query = query.where(ContentReport.status == status)
+    query = query.order_by(ContentReport.created_utc.desc(), ContentReport.id).limit(limit)
+    return list(db.session.scalars(query.options(selectinload(ContentReport.reporter))))
+
+
+def operator_resolve(report_id: uuid.UUID, resolution_text: str, *, reviewer: str) -> ContentReport:
+    """Resolve a report from the command line (`flask reports resolve ID TEXT`): the same
+    rule as the route (a text that is not blank), the operator's name as reviewer."""
+    report = db.session.get(ContentReport, report_id)
+    if report is None:
+        raise NotFound("No such content report.")
+    _apply_review(
+        report,
+        ReportStatus.RESOLVED,
+        resolution_text,
+        reviewer_user_id=None,
+        reviewer_display_name=reviewer,
+    )
+    return report
 
 
 def _apply_review(
