@@ -191,6 +191,18 @@ class Config:
     # Each verification makes outbound requests; per client IP, Flask-Limiter notation.
     RATE_LIMIT_LINK_VERIFY = env_str("RATE_LIMIT_LINK_VERIFY", "30 per minute")
 
+    # Compliance (contract: Compliance; docs/contract-notes.md, Compliance)
+    # Reports and error posts per client IP (Flask-Limiter notation), signed in or not.
+    RATE_LIMIT_COMPLIANCE = env_str("RATE_LIMIT_COMPLIANCE", "20 per hour")
+    # The same client reporting the same content again within this window gets its report.
+    REPORT_DUPLICATE_WINDOW_MINUTES = env_int("REPORT_DUPLICATE_WINDOW_MINUTES", 60)
+    # Most reports the super-admin list returns (newest first; X-Result-Truncated beyond).
+    REPORT_LIST_CAP = env_int("REPORT_LIST_CAP", 500)
+    # Unexpected 500s: identical failures of one client within the window share a ticket,
+    # and a client gets at most this many new tickets in it (then its latest is reused).
+    ERROR_TICKET_WINDOW_MINUTES = env_int("ERROR_TICKET_WINDOW_MINUTES", 10)
+    ERROR_TICKETS_PER_CLIENT = env_int("ERROR_TICKETS_PER_CLIENT", 10)
+
     # GPX
     GPX_MAX_BYTES = env_int("GPX_MAX_BYTES", 10 * 1024 * 1024)
     # Each imported waypoint becomes a note in one request (a sync worker): keep it bounded.

@@ -47,7 +47,7 @@ def register_area_hooks(app: Flask) -> None:
     from app.hooks import AreaHooks
     from app.policies import notes as note_policy
     from app.policies import teams as team_policy
-    from app.services import categories, identity, notes, teams, trackables
+    from app.services import categories, compliance, identity, notes, teams, trackables
 
     app.extensions["area_hooks"] = AreaHooks(
         viewer_parts=(
@@ -62,6 +62,7 @@ def register_area_hooks(app: Flask) -> None:
             trackables.delete_account_trackables,  # before the notes its stops point at
             notes.delete_account_notes,
             categories.delete_account_categories,  # after the notes in them
+            compliance.detach_account_reports,  # reports stay for moderation, reporter gone
             identity.remove_identity_data,  # tokens, codes: last
         ),
     )
@@ -99,7 +100,7 @@ def check_production_secrets(app: Flask) -> None:
 def register_extensions(app: Flask) -> None:
     from app import models  # noqa: F401 - every table on the metadata
     from app.auth import register_jwt
-    from app.database import ping_when_idle
+    from app.database import enforce_foreign_keys, ping_when_idle
     from app.extensions import db, jwt, limiter, migrate
     from app.jsonprovider import OrjsonProvider
     from app.logs import configure_logging
@@ -108,6 +109,7 @@ def register_extensions(app: Flask) -> None:
     configure_logging(app)
     db.init_app(app)
     with app.app_context():
+        enforce_foreign_keys(db.engine)
         ping_when_idle(db.engine, app.config["DATABASE_PING_AFTER_IDLE_SECONDS"])
     migrate.init_app(app, db, directory=str(Path(app.root_path).parent / "migrations"))
     jwt.init_app(app)

@@ -1,6 +1,9 @@
-"""Command-line tools: `flask users grant-superadmin EMAIL`, `flask seed demo`."""
+"""Command-line tools: `flask users grant-superadmin EMAIL`, `flask seed demo`,
+`flask reports list`, `flask reports resolve ID TEXT`."""
 
 from __future__ import annotations
+
+import uuid
 
 import click
 from flask import Flask
@@ -10,6 +13,7 @@ from app.extensions import db
 
 users_cli = AppGroup("users", help="Manage user accounts.")
 seed_cli = AppGroup("seed", help="Load example data.")
+reports_cli = AppGroup("reports", help="Review content reports and support tickets.")
 
 
 @users_cli.command("grant-superadmin")
@@ -36,6 +40,55 @@ def seed_demo() -> None:
     db.session.commit()
 
 
+@reports_cli.command("list")
+@click.option(
+    "--status",
+    type=click.IntRange(0, 2),
+    default=None,
+    help="Only this status: 0 reported, 1 reviewing, 2 resolved.",
+)
+@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+def list_reports(status: int | None, limit: int) -> None:
+    """List reports and tracked support tickets, newest first (one per line)."""
+    from app.models.compliance import PAGE_TYPE_LABELS, STATUS_LABELS, PageType, ReportStatus
+    from app.services import compliance
+
+    found = compliance.operator_reports(status=status, limit=limit)
+    if not found:
+        click.echo("No reports.")
+    for report in found:
+        reporter = report.reporter.user_name if report.reporter else "-"
+        title = (report.report_title or report.report_explanation).replace("\n", " ")[:60]
+        click.echo(
+            f"{report.id}  {report.created_utc:%Y-%m-%d %H:%M}  "
+            f"{STATUS_LABELS[ReportStatus(report.status)]:<9}  "
+            f"{PAGE_TYPE_LABELS[PageType(report.page_type)]:<20}  {reporter:<20}  {title}"
+        )
+
+
+@reports_cli.command("resolve")
+@click.argument("report_id", type=click.UUID)
+@click.argument("text")
+@click.option(
+    "--reviewer", default="Operator", show_default=True, help="The reviewer name recorded."
+)
+def resolve_report(report_id: uuid.UUID, text: str, reviewer: str) -> None:
+    """Resolve report REPORT_ID with resolution TEXT (which may not be blank)."""
+    from app.errors import ApiError
+    from app.services import compliance
+
+    try:
+        compliance.operator_resolve(report_id, text, reviewer=reviewer)
+    except ApiError as error:
+        db.session.rollback()
+        messages = getattr(error, "extra", {}).get("errors") or {}
+        detail = "; ".join(m for values in messages.values() for m in values) or error.detail
+        raise click.ClickException(detail) from error
+    db.session.commit()
+    click.echo(f"Report {report_id} resolved.")
+
+
 def register_cli(app: Flask) -> None:
     app.cli.add_command(users_cli)
     app.cli.add_command(seed_cli)
+    app.cli.add_command(reports_cli)

@@ -13,6 +13,21 @@ from sqlalchemy.orm import Session, scoped_session
 LAST_CHECKIN = "last_checkin"
 
 
+def enforce_foreign_keys(engine: Engine) -> None:
+    """SQLite checks foreign keys (and runs their ON DELETE actions) only on connections
+    that ask for it: every connection of the app's engine asks, so SQLite keeps the same
+    references PostgreSQL keeps. (Migrations switch it off while Alembic's batch mode
+    rebuilds tables, then check the keys: migrations/env.py.)"""
+    if engine.dialect.name != "sqlite":
+        return
+
+    @event.listens_for(engine, "connect")
+    def foreign_keys_on(dbapi_connection: Any, record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+
 def ping_when_idle(engine: Engine, idle_seconds: float) -> None:
     """Check a pooled connection with a round trip before use, but only when it has sat
     idle in the pool for more than `idle_seconds`.

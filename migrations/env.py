@@ -89,10 +89,24 @@ def run_migrations_online():
     connectable = get_engine()
 
     with connectable.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            # Batch mode rebuilds a SQLite table by copying it and dropping the original;
+            # with foreign keys on, dropping a referenced table would run its ON DELETE
+            # actions. Off while migrating (outside a transaction, where the pragma works),
+            # then every key is checked before the connection goes back on.
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()
         context.configure(connection=connection, target_metadata=get_metadata(), **conf_args)
 
         with context.begin_transaction():
             context.run_migrations()
+        if sqlite:
+            broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+            connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+            connection.commit()
+            if broken:
+                raise RuntimeError(f"migrations left broken foreign keys: {broken[:10]}")
 
 
 if context.is_offline_mode():

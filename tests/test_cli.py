@@ -38,3 +38,70 @@ def test_seeded_public_notes_are_discoverable(app, api):
     query = "minLatitude=52&minLongitude=13&maxLatitude=53&maxLongitude=14"
     titles = {note["title"] for note in api.get(f"/api/notes/public/bounds?{query}").get_json()}
     assert "Tempelhof field at sunset" in titles
+
+
+# --- flask reports -------------------------------------------------------------------------
+
+
+def _report(**fields):
+    from app.models.compliance import ContentReport
+
+    report = ContentReport(page_type=2, content_type=5, **fields)
+    db.session.add(report)
+    db.session.commit()
+    return report
+
+
+def test_reports_list_shows_reports_newest_first_with_reporter(app):
+    rita = make_user("rita")
+    _report(report_title="Older spam", reporter_user_id=rita.id)
+    newer = _report(report_title="Newer spam")
+    result = app.test_cli_runner().invoke(args=["reports", "list"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith(str(newer.id))
+    assert "Reported" in lines[0]
+    assert "Note page" in lines[0]
+    assert "rita" in lines[1]
+    assert "Older spam" in lines[1]
+
+
+def test_reports_list_filters_by_status_and_leaves_out_untracked_errors(app):
+    _report(report_title="Open one")
+    _report(report_title="Done one", status=2, resolution_text="ok")
+    from app.models.compliance import ContentReport
+
+    db.session.add(ContentReport(page_type=5, content_type=6, report_title="Untracked 500"))
+    db.session.commit()
+    runner = app.test_cli_runner()
+    resolved = runner.invoke(args=["reports", "list", "--status", "2"]).output
+    assert "Done one" in resolved
+    assert "Open one" not in resolved
+    assert "Untracked 500" not in runner.invoke(args=["reports", "list"]).output
+
+
+def test_reports_resolve_sets_status_text_and_reviewer(app):
+    report = _report(report_title="Spam")
+    result = app.test_cli_runner().invoke(
+        args=["reports", "resolve", str(report.id), "Removed it", "--reviewer", "Ops"]
+    )
+    assert result.exit_code == 0, result.output
+    db.session.refresh(report)
+    assert (report.status, report.resolution_text) == (2, "Removed it")
+    assert report.reviewer_display_name == "Ops"
+    assert report.reviewed_utc is not None
+
+
+def test_reports_resolve_refuses_a_blank_text_and_an_unknown_id(app):
+    report = _report(report_title="Spam")
+    runner = app.test_cli_runner()
+    blank = runner.invoke(args=["reports", "resolve", str(report.id), "   "])
+    assert blank.exit_code != 0
+    assert "resolution text" in blank.output
+    db.session.refresh(report)
+    assert report.status == 0
+    unknown = runner.invoke(
+        args=["reports", "resolve", "3f0c1d9e-8a5b-4c2d-9e7f-1a2b3c4d5e6f", "Done"]
+    )
+    assert unknown.exit_code != 0
+    assert "No such content report" in unknown.output

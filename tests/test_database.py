@@ -85,3 +85,11 @@ def test_a_dead_idle_connection_is_replaced_before_use(postgresql_url, tmp_path,
     assert dead not in pids
     assert len(pids) == 2
     assert pings
+
+
+def test_every_sqlite_connection_enforces_foreign_keys(app):
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL always enforces foreign keys")
+    with db.engine.connect() as first, db.engine.connect() as second:
+        for connection in (first, second):
+            assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1

@@ -12,6 +12,7 @@ api = Api()
 def register_blueprints(app: Flask) -> None:
     from app.api.categories.routes import blp as categories_blp
     from app.api.categories.routes import team_blp as team_categories_blp
+    from app.api.compliance import blp as compliance_blp
     from app.api.identity import blp as identity_blp
     from app.api.links.routes import blp as links_blp
     from app.api.notes.routes import blp as notes_blp
@@ -29,5 +30,6 @@ def register_blueprints(app: Flask) -> None:
         teams_blp,
         team_categories_blp,
         trackables_blp,
+        compliance_blp,
     ):
         api.register_blueprint(blueprint)

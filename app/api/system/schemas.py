@@ -11,6 +11,9 @@ class RateLimitsSchema(Schema):
     login = fields.String()
     register = fields.String()
     account_mail = fields.String()
+    compliance = fields.String(
+        metadata={"description": "Content reports and error posts, per client address."}
+    )
 
 
 class GuessBudgetSchema(Schema):
@@ -29,6 +32,9 @@ class LimitsSchema(Schema):
     gpx_max_bytes = fields.Integer()
     secret_code_guesses = fields.Nested(GuessBudgetSchema)
     rate_limits = fields.Nested(RateLimitsSchema)
+    report_duplicate_window_minutes = fields.Integer(
+        metadata={"description": "A repeated report of the same content within it is one."}
+    )
 
 
 class StatusSchema(Schema):

@@ -106,7 +106,9 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
             "login": config["RATE_LIMIT_LOGIN"],
             "register": config["RATE_LIMIT_REGISTER"],
             "account_mail": config["RATE_LIMIT_ACCOUNT_MAIL"],
+            "compliance": config["RATE_LIMIT_COMPLIANCE"],
         },
+        "report_duplicate_window_minutes": config["REPORT_DUPLICATE_WINDOW_MINUTES"],
     }
 
 

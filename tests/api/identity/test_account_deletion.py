@@ -75,13 +75,14 @@ def test_email_and_user_name_are_free_again_after_deletion(api):
 
 
 def test_the_factory_lists_every_area_clean_up_in_order(app):
-    from app.services import categories, identity, notes, teams, trackables
+    from app.services import categories, compliance, identity, notes, teams, trackables
 
     assert list(app.extensions["area_hooks"].account_cleanups) == [
         teams.end_account_memberships,
         trackables.delete_account_trackables,
         notes.delete_account_notes,
         categories.delete_account_categories,
+        compliance.detach_account_reports,
         identity.remove_identity_data,
     ]
 
