@@ -1,8 +1,9 @@
 """Who may see or do what in a team (contract: Teams; decisions: Teams).
 
 - The team's workspace (its notes, categories, member list, settings, invite links) is its
-  active members' business: for anyone else every /api/teams/{teamId}/... route answers
-  404, whatever the reason. Admin-only actions answer 403 to a member who is not an admin.
+  active members' business: anyone else gets 403 when the team's page is `Public` (the
+  team is visible, the action is not allowed), 404 when it is `MembersOnly` (or there is no
+  such team). Admin-only actions answer 403 to a member who is not an admin.
 - A team is visible (may be requested) when its page is public, or to a user who has any
   record with it (a member, an invitee, a requester).
 - A membership record is visible to its own user, to the team's admins, and, when it is an
@@ -88,7 +89,21 @@ def get_visible_team(viewer: Viewer, team_id: uuid.UUID) -> tuple[Team, TeamMemb
 
 
 def require_member(viewer: Viewer, team_id: uuid.UUID) -> Team:
-    """The team's workspace: active members only; everyone else gets 404."""
+    """The team's workspace: active members only. Anyone else gets 403 when the team's page
+    is public (they can see the team, not act in it), 404 when it is members-only (they
+    cannot see it; invitees and requesters included: page visibility alone decides)."""
+    team = db.session.get(Team, team_id)
+    if team is not None and viewer.is_member_of(team_id):
+        return team
+    if team is not None and team.page_visibility == PageVisibility.PUBLIC:
+        raise Forbidden("Only the team's members may do this.")
+    raise _not_found()
+
+
+def require_own_team(viewer: Viewer, team_id: uuid.UUID) -> Team:
+    """A team named in a request body as the caller's own (a trackable's `teamId`): one of
+    the caller's active teams, else 404 whatever its page (not a workspace route: nothing
+    is learnt about a team by naming it)."""
     team = db.session.get(Team, team_id) if viewer.is_member_of(team_id) else None
     if team is None:
         raise _not_found()
@@ -96,7 +111,8 @@ def require_member(viewer: Viewer, team_id: uuid.UUID) -> Team:
 
 
 def require_admin(viewer: Viewer, team_id: uuid.UUID) -> Team:
-    """Admin-only actions: 404 outside the team, 403 for a member who is not an admin."""
+    """Admin-only actions: 403 for a member who is not an admin; outside the team, as
+    `require_member`."""
     team = require_member(viewer, team_id)
     if not viewer.is_admin_of(team_id):
         raise Forbidden("Only a team admin may do this.")

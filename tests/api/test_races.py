@@ -12,6 +12,7 @@ request gets.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
 from collections.abc import Callable
@@ -34,9 +35,7 @@ from tests.factories import make_category, make_membership, make_team, make_user
 BARRIER_SECONDS = 2.0
 
 
-def stop_after(
-    monkeypatch: pytest.MonkeyPatch, target: str, barrier: threading.Barrier
-) -> None:
+def stop_after(monkeypatch: pytest.MonkeyPatch, target: str, barrier: threading.Barrier) -> None:
     """Make each thread's first call of `target` ("module.function") wait at `barrier`
     after it returns (or raises)."""
     module_name, name = target.rsplit(".", 1)
@@ -50,10 +49,9 @@ def stop_after(
         finally:
             if not getattr(local, "waited", False):
                 local.waited = True
-                try:
+                # Broken: the other thread waits for the lock this one holds.
+                with contextlib.suppress(threading.BrokenBarrierError):
                     barrier.wait()
-                except threading.BrokenBarrierError:
-                    pass  # the other thread waits for the lock this one holds
 
     monkeypatch.setattr(module, name, waiting)
 
@@ -180,9 +178,7 @@ def test_one_membership_answer_sent_twice_at_once_succeeds_once(
 
     results = run_together(app, [(caller, answer), (caller, answer)])
     assert statuses(results) == [200, 409]  # 409: what a repeated answer gets
-    rows = db.session.scalars(
-        select(TeamMembership).where(TeamMembership.team_id == team.id)
-    ).all()
+    rows = db.session.scalars(select(TeamMembership).where(TeamMembership.team_id == team.id)).all()
     assert sorted(row.status for row in rows) == [MembershipStatus.MEMBER] * 2
 
 

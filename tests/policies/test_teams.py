@@ -14,7 +14,7 @@ from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.models.category import OwnerScope
 from app.models.enums import NoteVisibility
-from app.models.team import MembershipStatus, TeamRole
+from app.models.team import MembershipStatus, PageVisibility, TeamRole
 from app.policies import teams as team_policy
 from tests.conftest import assert_problem
 from tests.factories import make_membership, make_note, make_team, make_user
@@ -22,15 +22,17 @@ from tests.factories import make_membership, make_note, make_team, make_user
 ROLES = ("author", "member", "admin", "former_author", "stranger")
 OK, FORBIDDEN, HIDDEN = "ok", 403, 404
 
-# action -> outcome per role (in ROLES order)
+# action -> outcome per role (in ROLES order), for a team whose page is public: outsiders
+# see the team, so its workspace answers them 403 (a members-only team hides it: 404).
+OUTSIDE = FORBIDDEN
 TEAM_NOTE_TABLE = {
-    "list": (OK, OK, OK, HIDDEN, HIDDEN),
-    "create": (OK, OK, OK, HIDDEN, HIDDEN),
-    "export_gpx": (OK, OK, OK, HIDDEN, HIDDEN),
-    "import_gpx": (OK, OK, OK, HIDDEN, HIDDEN),
-    "edit": (OK, FORBIDDEN, OK, HIDDEN, HIDDEN),
-    "remove_from_team": (OK, FORBIDDEN, OK, HIDDEN, HIDDEN),
-    "delete": (OK, FORBIDDEN, OK, HIDDEN, HIDDEN),
+    "list": (OK, OK, OK, OUTSIDE, OUTSIDE),
+    "create": (OK, OK, OK, OUTSIDE, OUTSIDE),
+    "export_gpx": (OK, OK, OK, OUTSIDE, OUTSIDE),
+    "import_gpx": (OK, OK, OK, OUTSIDE, OUTSIDE),
+    "edit": (OK, FORBIDDEN, OK, OUTSIDE, OUTSIDE),
+    "remove_from_team": (OK, FORBIDDEN, OK, OUTSIDE, OUTSIDE),
+    "delete": (OK, FORBIDDEN, OK, OUTSIDE, OUTSIDE),
 }
 NOTE_ACTIONS = {"edit", "remove_from_team", "delete"}
 CASES = [
@@ -154,6 +156,23 @@ def test_team_note_rule_through_http(world, api, action, role, outcome):
         assert response.status_code < 300, response.get_data(as_text=True)
     else:
         assert_problem(response, outcome)
+
+
+@pytest.mark.parametrize("role", ["former_author", "stranger"])
+@pytest.mark.parametrize("action", list(TEAM_NOTE_TABLE))
+def test_a_members_only_team_hides_its_workspace_from_outsiders(world, api, action, role):
+    team, note, old_note, viewers = world
+    team.page_visibility = PageVisibility.MEMBERS_ONLY
+    db.session.commit()
+    target = (old_note if role == "former_author" else note) if action in NOTE_ACTIONS else None
+    with pytest.raises(NotFound):
+        _act(viewers[role], team, target.id if target else None, action)
+    method, path, _ = TEAM_NOTE_ROUTES[action]
+    url = f"/api/teams/{team.id}/notes" + path.replace("{noteId}", str(target.id if target else ""))
+    body: dict = {"json": {"title": "x"}}
+    if action == "import_gpx":
+        body = {"data": {"file": (io.BytesIO(GPX), "w.gpx"), "visibility": "Private"}}
+    assert_problem(api.as_user(viewers[role].user).open(method, url, **body), 404)
 
 
 def test_a_note_of_another_team_is_404_under_this_team(world):

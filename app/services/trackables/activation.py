@@ -121,7 +121,7 @@ def _team_scope(viewer: Viewer, team_id: uuid.UUID | None) -> uuid.UUID | None:
     if team_id is None:
         return None
     try:
-        team_policy.require_member(viewer, team_id)
+        team_policy.require_own_team(viewer, team_id)
     except NotFound as error:  # the team routes' 404, with this route's stable code
         raise TrackableError("trackable_request_rejected", error.detail, status=404) from error
     return team_id

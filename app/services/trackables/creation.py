@@ -102,7 +102,7 @@ def _open_transaction() -> None:
 
 def _checked_team(viewer: Viewer, team_id: uuid.UUID | None) -> uuid.UUID | None:
     if team_id is not None:
-        team_policy.require_member(viewer, team_id)  # 404 for anyone but active members
+        team_policy.require_own_team(viewer, team_id)  # 404 for anyone but active members
     return team_id
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import delete
 
 from app.extensions import db
 from app.models.category import Category
-from app.models.team import TeamMembership
+from app.models.team import PageVisibility, TeamMembership
 from tests.conftest import assert_problem
 from tests.factories import make_category, make_note, make_team, make_user
 
@@ -135,13 +135,20 @@ ROUTES = [
 ]
 
 
+@pytest.mark.parametrize(
+    ("page", "status"), [(PageVisibility.PUBLIC, 403), (PageVisibility.MEMBERS_ONLY, 404)]
+)
 @pytest.mark.parametrize(("method", "suffix"), ROUTES)
-def test_every_team_category_route_is_404_for_a_stranger(api, team, method, suffix):
+def test_every_team_category_route_refuses_a_stranger_403_or_hides_a_members_only_team(
+    api, team, method, suffix, page, status
+):
+    team.page_visibility = page
+    db.session.commit()
     category = make_category(team_id=team.id)
     response = api.as_user(make_user()).open(
         method, url(team, suffix.format(category=category.id)), json={"name": "x"}
     )
-    assert_problem(response, 404)
+    assert_problem(response, status)
     assert db.session.get(Category, category.id).name != "x"
 
 
@@ -155,7 +162,7 @@ def test_team_category_routes_end_for_a_removed_member(api, team, member, method
     response = client.open(
         method, url(team, suffix.format(category=category.id)), json={"name": "x"}
     )
-    assert_problem(response, 404)
+    assert_problem(response, 403)  # the team's page is public: it stays visible
 
 
 def test_an_unknown_team_is_404(api, member):

@@ -13,7 +13,13 @@ from app.extensions import db
 from app.models.category import Category
 from app.models.enums import NoteVisibility
 from app.models.note import Note
-from app.models.team import MembershipStatus, Team, TeamInviteLink, TeamMembership
+from app.models.team import (
+    MembershipStatus,
+    PageVisibility,
+    Team,
+    TeamInviteLink,
+    TeamMembership,
+)
 from app.models.trackable import Trackable
 from tests.conftest import assert_problem
 from tests.factories import count_rows as count
@@ -271,9 +277,11 @@ def test_settings_by_a_member_is_403(api, alice):
     assert_problem(settings(api, bob, team, title="x"), 403)
 
 
-def test_settings_by_a_stranger_is_404(api, alice):
+def test_settings_by_a_stranger_is_403_for_a_public_team_and_404_for_a_members_only_one(api, alice):
     team = make_team(alice)
-    assert_problem(settings(api, make_user(), team, title="x"), 404)
+    assert_problem(settings(api, make_user(), team, title="x"), 403)
+    hidden = make_team(alice, page_visibility=PageVisibility.MEMBERS_ONLY)
+    assert_problem(settings(api, make_user(), hidden, title="x"), 404)
 
 
 def test_settings_of_an_unknown_team_is_404(api, alice):
@@ -349,13 +357,15 @@ def test_delete_by_a_member_is_403_and_keeps_the_team(api, alice):
     assert count(Team) == 1
 
 
-def test_delete_by_a_stranger_is_404(api, alice):
+def test_delete_by_a_stranger_is_403_for_a_public_team_and_404_for_a_members_only_one(api, alice):
     team = make_team(alice)
-    assert_problem(api.as_user(make_user()).delete(f"{TEAMS}/{team.id}"), 404)
-    assert count(Team) == 1
+    hidden = make_team(alice, page_visibility=PageVisibility.MEMBERS_ONLY)
+    assert_problem(api.as_user(make_user()).delete(f"{TEAMS}/{team.id}"), 403)
+    assert_problem(api.as_user(make_user()).delete(f"{TEAMS}/{hidden.id}"), 404)
+    assert count(Team) == 2
 
 
-# --- admin-only routes: 403 for members, 404 for strangers -------------------------------
+# --- admin-only routes: 403 for members; strangers: 403 or 404 by the team's page ---------
 
 ADMIN_ONLY = [
     ("PUT", "/settings", {"title": "x"}),
@@ -372,13 +382,17 @@ ADMIN_ONLY = [
 
 
 @pytest.mark.parametrize(("method", "suffix", "body"), ADMIN_ONLY)
-@pytest.mark.parametrize(("caller", "status"), [("member", 403), ("stranger", 404)])
-def test_admin_only_routes_refuse_members_and_hide_from_strangers(
-    api, alice, method, suffix, body, caller, status
+@pytest.mark.parametrize("caller", ["member", "stranger", "stranger of a members-only team"])
+def test_admin_only_routes_refuse_members_and_strangers_and_hide_members_only_teams(
+    api, alice, method, suffix, body, caller
 ):
     member, other = make_user(), make_user()
     make_user("carol")
-    team = make_team(alice, members=(member, other))
+    page = PageVisibility.MEMBERS_ONLY if "members-only" in caller else PageVisibility.PUBLIC
+    team = make_team(alice, members=(member, other), page_visibility=page)
+    # A stranger sees a public team (403) but not the records of its members (404).
+    public_team_route = page == PageVisibility.PUBLIC and "{other}" not in suffix
+    status = 403 if caller == "member" or public_team_route else 404
     other_record = db.session.scalar(
         select(TeamMembership).where(TeamMembership.user_id == other.id)
     )

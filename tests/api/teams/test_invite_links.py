@@ -16,6 +16,7 @@ from app.models.team import (
     INVITE_CODE_LENGTH,
     JoinPolicy,
     MembershipStatus,
+    PageVisibility,
     TeamInviteLink,
     TeamMembership,
 )
@@ -97,9 +98,13 @@ def test_create_defaults_to_a_multi_use_link(api, admin, team):
     assert body["isSingleUse"] is False
 
 
-def test_create_by_a_member_is_403_and_by_a_stranger_404(api, team, member):
+def test_create_by_a_member_or_a_stranger_is_403_and_404_if_the_team_is_hidden(
+    api, admin, team, member
+):
     assert_problem(api.as_user(member).post(links_url(team), json={}), 403)
-    assert_problem(api.as_user(make_user()).post(links_url(team), json={}), 404)
+    assert_problem(api.as_user(make_user()).post(links_url(team), json={}), 403)
+    hidden = make_team(admin, page_visibility=PageVisibility.MEMBERS_ONLY)
+    assert_problem(api.as_user(make_user()).post(links_url(hidden), json={}), 404)
 
 
 def test_list_shows_the_teams_links_newest_first(api, admin, team):
@@ -124,9 +129,13 @@ def test_list_marks_a_link_whose_creator_is_no_longer_admin(api, admin, team, me
     assert body[0]["inviterIsCurrentlyAdmin"] is False
 
 
-def test_list_by_a_member_is_403_and_by_a_stranger_404(api, team, member):
+def test_list_by_a_member_or_a_stranger_is_403_and_404_if_the_team_is_hidden(
+    api, admin, team, member
+):
     assert_problem(api.as_user(member).get(links_url(team)), 403)
-    assert_problem(api.as_user(make_user()).get(links_url(team)), 404)
+    assert_problem(api.as_user(make_user()).get(links_url(team)), 403)
+    hidden = make_team(admin, page_visibility=PageVisibility.MEMBERS_ONLY)
+    assert_problem(api.as_user(make_user()).get(links_url(hidden)), 404)
 
 
 def test_delete_is_204_and_the_link_stops_working(api, admin, team):
@@ -135,10 +144,15 @@ def test_delete_is_204_and_the_link_stops_working(api, admin, team):
     assert_problem(join(api, make_user(), link), 404)
 
 
-def test_delete_by_a_member_is_403_and_by_a_stranger_404(api, admin, team, member):
+def test_delete_by_a_member_or_a_stranger_is_403_and_404_if_the_team_is_hidden(
+    api, admin, team, member
+):
     link = make_invite_link(team, admin)
     assert_problem(api.as_user(member).delete(links_url(team, link)), 403)
-    assert_problem(api.as_user(make_user()).delete(links_url(team, link)), 404)
+    assert_problem(api.as_user(make_user()).delete(links_url(team, link)), 403)
+    hidden = make_team(admin, page_visibility=PageVisibility.MEMBERS_ONLY)
+    hidden_link = make_invite_link(hidden, admin)
+    assert_problem(api.as_user(make_user()).delete(links_url(hidden, hidden_link)), 404)
 
 
 def test_delete_of_another_teams_link_is_404(api, admin, team):

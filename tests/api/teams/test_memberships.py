@@ -160,9 +160,11 @@ def test_invite_by_a_member_is_403(api, team, member):
     assert_problem(invite(api, member, team, "carol"), 403)
 
 
-def test_invite_by_a_stranger_is_404(api, team):
+def test_invite_by_a_stranger_is_403_and_404_if_the_team_is_hidden(api, admin, team):
     make_user("carol")
-    assert_problem(invite(api, make_user(), team, "carol"), 404)
+    assert_problem(invite(api, make_user(), team, "carol"), 403)
+    hidden = make_team(admin, page_visibility=PageVisibility.MEMBERS_ONLY)
+    assert_problem(invite(api, make_user(), hidden, "carol"), 404)
 
 
 # --- accept / refuse ---------------------------------------------------------------------
@@ -330,8 +332,8 @@ def test_a_removed_member_loses_access_at_the_next_request(api, admin, team, mem
     client = api.as_user(member)  # one token, before and after
     assert client.get(f"{TEAMS}/{team.id}/notes").status_code == 200
     assert api.as_user(admin).delete(url(team, record_of(team, member))).status_code == 204
-    assert_problem(client.get(f"{TEAMS}/{team.id}/notes"), 404)
-    assert_problem(client.get(url(team)), 404)
+    assert_problem(client.get(f"{TEAMS}/{team.id}/notes"), 403)  # a public team: 403
+    assert_problem(client.get(url(team)), 403)
 
 
 def test_a_member_cannot_remove_another_member(api, team, member):
@@ -413,8 +415,12 @@ def test_members_list_only_the_active_members(api, team, member):
     assert [row["userName"] for row in body] == ["ada", "bob"]
 
 
-def test_the_list_is_404_for_a_stranger_and_for_an_invited_user(api, team):
+def test_the_list_is_for_members_only_403_or_404_by_the_teams_page(api, admin, team):
     carol = make_user()
     make_membership(team, carol, status=INVITED)
-    assert_problem(api.as_user(make_user()).get(url(team)), 404)
-    assert_problem(api.as_user(carol).get(url(team)), 404)
+    assert_problem(api.as_user(make_user()).get(url(team)), 403)
+    assert_problem(api.as_user(carol).get(url(team)), 403)
+    hidden = make_team(admin, page_visibility=PageVisibility.MEMBERS_ONLY)
+    make_membership(hidden, carol, status=INVITED)
+    assert_problem(api.as_user(make_user()).get(url(hidden)), 404)
+    assert_problem(api.as_user(carol).get(url(hidden)), 404)  # page visibility decides

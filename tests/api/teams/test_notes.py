@@ -12,6 +12,7 @@ import pytest
 from app.extensions import db
 from app.models.enums import CommentPolicy, NoteVisibility
 from app.models.note import Note
+from app.models.team import PageVisibility
 from tests.conftest import assert_problem
 from tests.factories import make_category, make_note, make_team, make_user
 
@@ -76,9 +77,11 @@ def test_list_filters_by_language_and_window(api, team, author, member):
     assert [row["noteId"] for row in body] == [str(near.id)]
 
 
-def test_list_by_a_stranger_is_404_even_with_public_team_notes(api, team, author, folder):
+def test_list_by_a_stranger_is_403_the_team_is_visible_the_workspace_is_not(
+    api, team, author, folder
+):
     make_note(author, team_id=team.id, category=folder, visibility=PUBLIC)
-    assert_problem(api.as_user(make_user()).get(notes_url(team)), 404)
+    assert_problem(api.as_user(make_user()).get(notes_url(team)), 403)
 
 
 def test_list_of_an_unknown_team_is_404(api, admin):
@@ -131,8 +134,8 @@ def test_create_with_a_personal_category_is_400(api, team, member):
     assert "categoryId" in assert_problem(response, 400)["errors"]
 
 
-def test_create_by_a_stranger_is_404(api, team):
-    assert_problem(api.as_user(make_user()).post(notes_url(team), json={"title": "x"}), 404)
+def test_create_by_a_stranger_is_403(api, team):
+    assert_problem(api.as_user(make_user()).post(notes_url(team), json={"title": "x"}), 403)
 
 
 def test_create_without_a_title_is_400(api, team, member):
@@ -160,10 +163,10 @@ def test_another_member_may_not_edit_a_team_note(api, team, note, member):
     assert_problem(move(api, member, team, note, title="x"), 403)
 
 
-def test_a_stranger_gets_404_even_for_a_public_team_note(api, team, note):
+def test_a_stranger_gets_403_for_a_note_of_a_public_team(api, team, note):
     note.visibility = PUBLIC
     db.session.commit()
-    assert_problem(move(api, make_user(), team, note, title="x"), 404)
+    assert_problem(move(api, make_user(), team, note, title="x"), 403)
 
 
 def test_a_move_stays_in_the_teams_categories(api, team, note, author):
@@ -212,7 +215,7 @@ def test_another_member_may_not_remove_a_note_from_the_team(api, team, note, mem
 
 
 def test_a_stranger_may_not_remove_a_note_from_the_team(api, team, note):
-    assert_problem(api.as_user(make_user()).delete(notes_url(team, f"/{note.id}")), 404)
+    assert_problem(api.as_user(make_user()).delete(notes_url(team, f"/{note.id}")), 403)
 
 
 @pytest.mark.parametrize("who", ["author", "admin"])
@@ -233,7 +236,7 @@ def test_another_member_may_not_delete_a_team_note(api, team, note, member):
 
 
 def test_a_stranger_may_not_delete_a_team_note(api, team, note):
-    assert_problem(api.as_user(make_user()).delete(notes_url(team, f"/{note.id}/delete")), 404)
+    assert_problem(api.as_user(make_user()).delete(notes_url(team, f"/{note.id}/delete")), 403)
 
 
 def test_deleting_twice_is_404(api, team, note, author):
@@ -288,7 +291,7 @@ def test_a_member_exports_the_teams_mapped_notes(api, team, author, member, fold
 
 
 def test_a_stranger_may_not_export_a_teams_notes(api, team):
-    assert_problem(api.as_user(make_user()).get(notes_url(team, "/gpx")), 404)
+    assert_problem(api.as_user(make_user()).get(notes_url(team, "/gpx")), 403)
 
 
 def test_a_member_imports_waypoints_as_team_notes(api, team, member):
@@ -328,7 +331,32 @@ def test_a_team_import_with_the_file_sent_as_text_is_400_on_file(api, team, memb
 
 
 def test_a_stranger_may_not_import_into_a_team(api, team):
-    assert_problem(upload(api, make_user(), team), 404)
+    assert_problem(upload(api, make_user(), team), 403)
+
+
+@pytest.mark.parametrize(
+    ("method", "suffix"),
+    [
+        ("GET", ""),
+        ("POST", ""),
+        ("POST", "/{note}/move"),
+        ("DELETE", "/{note}"),
+        ("DELETE", "/{note}/delete"),
+        ("GET", "/gpx"),
+        ("POST", "/gpx"),
+    ],
+)
+def test_every_team_note_route_is_404_to_a_stranger_of_a_members_only_team(
+    api, admin, author, method, suffix
+):
+    hidden = make_team(admin, members=(author,), page_visibility=PageVisibility.MEMBERS_ONLY)
+    note = make_note(author, team_id=hidden.id, visibility=PUBLIC)
+    path = notes_url(hidden, suffix.format(note=note.id))
+    body: dict = {"json": {"title": "x"}}
+    if suffix == "/gpx" and method == "POST":
+        body = {"data": {"file": (io.BytesIO(GPX), "w.gpx"), "visibility": "Private"}}
+    assert_problem(api.as_user(make_user()).open(method, path, **body), 404)
+    assert db.session.get(Note, note.id).team_id == hidden.id
 
 
 def test_a_team_import_takes_the_teams_content_language(api, team, member):

@@ -65,9 +65,9 @@ def test_personal_trackables_go_with_their_codes_stops_and_watches(api, ada):
 
 
 def test_unactivated_trackables_the_user_created_go_too(api, ada):
-    created = make_trackable(None, created_by_user_id=ada.id)
-    delete_account(api, ada)
-    assert db.session.get(Trackable, created.id) is None
+    created_id = make_trackable(None, created_by_user_id=ada.id).id
+    delete_account(api, ada)  # expires the rows loaded here (they are read again)
+    assert db.session.get(Trackable, created_id) is None
 
 
 def test_a_trackable_someone_else_activated_stays_without_its_creator(api, ada):
