@@ -17,11 +17,11 @@ import pytest
 from sqlalchemy import select
 
 from app.auth import build_viewer
-from app.errors import ApiError, NotFound, ValidationFailed
+from app.errors import ApiError, Forbidden, NotFound, ValidationFailed
 from app.extensions import db
 from app.models.category import DEFAULT_CATEGORY_NAME, Category, OwnerScope
 from app.models.note import Note
-from app.models.team import MembershipStatus
+from app.models.team import MembershipStatus, PageVisibility
 from app.models.user import User
 from app.services import categories
 from tests.factories import make_category, make_membership, make_note, make_team, make_user
@@ -505,12 +505,14 @@ def _use(viewer: Any, scope: OwnerScope, category_id: uuid.UUID, operation: str)
     return categories.delete_category(viewer, scope, category_id)
 
 
-def _foreign_tree(alice: User, whose: str) -> tuple[OwnerScope, uuid.UUID]:
+def _foreign_tree(
+    alice: User, whose: str, page: PageVisibility = PageVisibility.MEMBERS_ONLY
+) -> tuple[OwnerScope, uuid.UUID]:
     """A tree alice may not use, and an (empty root) category in it."""
     if whose == "another_users":
         bob = make_user()
         return OwnerScope.personal(bob.id), make_category(bob).id
-    team = make_team(make_user())
+    team = make_team(make_user(), page_visibility=page)
     if whose in {"invited", "requesting"}:
         status = MembershipStatus.INVITED if whose == "invited" else MembershipStatus.REQUESTING
         make_membership(team, alice, status=status)
@@ -519,10 +521,21 @@ def _foreign_tree(alice: User, whose: str) -> tuple[OwnerScope, uuid.UUID]:
 
 @pytest.mark.parametrize("operation", OPERATIONS)
 @pytest.mark.parametrize("whose", ["another_users", "a_non_members_team", "invited", "requesting"])
-def test_a_tree_the_viewer_may_not_use_is_404(alice, whose, operation):
+def test_a_tree_the_viewer_may_not_see_is_404(alice, whose, operation):
     scope, category_id = _foreign_tree(alice, whose)
     before = _tree_rows()
     with pytest.raises(NotFound):
+        _use(build_viewer(alice), scope, category_id, operation)
+    db.session.rollback()
+    assert _tree_rows() == before
+
+
+@pytest.mark.parametrize("operation", OPERATIONS)
+@pytest.mark.parametrize("whose", ["a_non_members_team", "invited", "requesting"])
+def test_the_tree_of_a_public_team_is_403_to_all_but_its_active_members(alice, whose, operation):
+    scope, category_id = _foreign_tree(alice, whose, PageVisibility.PUBLIC)
+    before = _tree_rows()
+    with pytest.raises(Forbidden):
         _use(build_viewer(alice), scope, category_id, operation)
     db.session.rollback()
     assert _tree_rows() == before
