@@ -11,6 +11,7 @@ keys (app.check_production_secrets); tests keep the fixed marker.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import secrets
@@ -23,14 +24,17 @@ KEY_BYTES = 48  # secrets.token_urlsafe(48): 64 characters
 
 def development_keys(path: Path, names: Iterable[str]) -> dict[str, str]:
     """The keys for `names` kept in `path`, made (and stored) the first time one is
-    missing."""
-    keys = _read(path)
+    missing. Workers starting together take turns on a lock file beside it, so they all
+    end up with the keys the first one stored."""
     wanted = list(names)
-    if all(name in keys for name in wanted):
-        return {name: keys[name] for name in wanted}
-    made = {**{name: secrets.token_urlsafe(KEY_BYTES) for name in wanted}, **keys}
-    _publish(path, made)
-    keys = _read(path)  # whoever published first wins; every worker uses that file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        keys = _read(path)
+        missing = [name for name in wanted if name not in keys]
+        if missing:
+            keys |= {name: secrets.token_urlsafe(KEY_BYTES) for name in missing}
+            _write(path, keys)
     return {name: keys[name] for name in wanted}
 
 
@@ -42,21 +46,14 @@ def _read(path: Path) -> dict[str, str]:
     return {str(name): str(value) for name, value in keys.items()}
 
 
-def _publish(path: Path, keys: dict[str, str]) -> None:
-    """Write the file whole and private: a temporary file made 0600, then linked (a
-    first start, so two workers starting together cannot both win) or, when keys were
-    added to an existing file, renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _write(path: Path, keys: dict[str, str]) -> None:
+    """Whole and private: a temporary file made 0600, then renamed over the old one."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".dev-keys-")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             json.dump(keys, file, indent=2)
         os.chmod(temporary, 0o600)
-        if path.exists():
-            os.replace(temporary, path)
-        else:
-            with contextlib.suppress(FileExistsError):
-                os.link(temporary, path)
+        os.replace(temporary, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
