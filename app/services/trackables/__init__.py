@@ -13,6 +13,7 @@ from app.services.trackables.active import (
     list_active,
     set_status_message,
 )
+from app.services.trackables.attaching import attach_to_note
 from app.services.trackables.codes import CodeSettings
 from app.services.trackables.comments import (
     CommentList,
@@ -99,6 +100,7 @@ __all__ = [
     "add_comment",
     "add_stop",
     "attach_to_group",
+    "attach_to_note",
     "check_budget",
     "count_miss",
     "create_group",
