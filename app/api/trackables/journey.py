@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from flask import current_app
 from marshmallow import fields, validate
 
 from app.api.base import Guid, Schema, UtcDateTime
+from app.api.notes.schemas import NoteCreateSchema, NoteSchema
 from app.api.trackables.comments import ActivityWriteSchema, credential
 from app.api.trackables.cookies import keeping_counted_misses
 from app.api.trackables.routes import blp
@@ -83,6 +85,13 @@ class JourneyStopSchema(Schema):
     )
 
 
+class StopNoteSchema(NoteCreateSchema):
+    """A note create body without coordinates: the note stands at the stop's point."""
+
+    class Meta(NoteCreateSchema.Meta):
+        exclude = ("latitude", "longitude")
+
+
 # --- routes ------------------------------------------------------------------------------
 
 
@@ -130,3 +139,30 @@ def delete_journey_stop(trackable_id: UUID, journey_stop_id: UUID) -> None:
     """
     trackables.delete_stop(current_viewer(), trackable_id, journey_stop_id)
     db.session.commit()
+
+
+@blp.route(
+    "/trackables/<uuid:trackable_id>/journey-stops/<uuid:journey_stop_id>/note",
+    methods=["POST"],
+)
+@blp.auth()
+@blp.arguments(StopNoteSchema)
+@blp.response(201, NoteSchema)
+def convert_journey_stop_to_note(data: dict, trackable_id: UUID, journey_stop_id: UUID) -> Any:
+    """Convert a journey stop to a note
+
+    The website's conversion flow: the signed-in creator of a direct report turns it
+    into a personal note at the stop's point (the note create body without coordinates).
+    403 `trackable_journey_stop_convert_forbidden` for anyone else; 400
+    `trackable_journey_stop_convert_rejected` for a stop already linked to a note. The
+    stop is then linked to the note (`isLocationOnly` false).
+    """
+    note = trackables.convert_stop(
+        current_viewer(),
+        trackable_id,
+        journey_stop_id,
+        default_language=current_app.config["DEFAULT_CONTENT_LANGUAGE"],
+        **data,
+    )
+    db.session.commit()
+    return note

@@ -57,6 +57,7 @@ from app.services.trackables.stops import (
     NoteAtPoint,
     StopView,
     add_stop,
+    convert_stop,
     delete_stop,
     get_journey,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "attach_to_group",
     "attach_to_note",
     "check_budget",
+    "convert_stop",
     "count_miss",
     "create_group",
     "create_trackable",

@@ -13,6 +13,8 @@ with its grid snapping and label, is `journey.record_stop`.
   left out, so a journey never reveals that a private note exists somewhere.
 - Adding a stop: rule 1 as for comments (`possession.writable`), an optional
   `clientMutationId` retry tag and `observedUtc`. Deleting: rule 3.
+- Converting (rule 4, the website flow, served as an API route too): the signed-in
+  creator of a direct report turns it into a personal note at the stop's point.
 """
 
 from __future__ import annotations
@@ -21,17 +23,20 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import and_, exc, or_, select
 
 from app.auth import Viewer
 from app.errors import TrackableError
 from app.extensions import db
+from app.models.category import OwnerScope
 from app.models.note import Note
 from app.models.trackable import JourneyStop, Trackable
 from app.models.user import User
 from app.policies import notes as note_policy
 from app.policies import trackables as policy
+from app.services import notes
 from app.services.trackables.journey import GRID_DECIMALS, record_stop, snap
 from app.services.trackables.possession import Credential, check_observed, writable
 
@@ -158,6 +163,35 @@ def delete_stop(viewer: Viewer, trackable_id: uuid.UUID, stop_id: uuid.UUID) -> 
     policy.require_delete_stop(viewer, trackable, stop)
     db.session.delete(stop)
     db.session.flush()
+
+
+def convert_stop(
+    viewer: Viewer, trackable_id: uuid.UUID, stop_id: uuid.UUID, **note_fields: Any
+) -> Note:
+    """Turn a direct report into a personal note at its point (rule 4): only its signed-in
+    creator (403 `trackable_journey_stop_convert_forbidden`), only once and only for a
+    stop not linked to a note already (400 `trackable_journey_stop_convert_rejected`).
+    `note_fields` are those of a note's create body but the coordinates, which are the
+    stop's. The stop keeps its point, label and creator and is linked to the new note."""
+    trackable = policy.get_visible(viewer, trackable_id)
+    stop = stop_of(trackable, stop_id)
+    policy.require_convert_stop(viewer, stop)
+    if not _is_direct_report(stop):
+        raise TrackableError(
+            "trackable_journey_stop_convert_rejected",
+            "This stop is already linked to a note; only a direct report becomes a note.",
+        )
+    note = notes.create_note(
+        viewer,
+        OwnerScope.personal(viewer.account.id),
+        latitude=stop.latitude,
+        longitude=stop.longitude,
+        **note_fields,
+    )
+    stop.note_id = note.id
+    stop.is_location_only = False
+    db.session.flush()
+    return note
 
 
 def _is_direct_report(stop: JourneyStop) -> bool:
