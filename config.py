@@ -130,6 +130,9 @@ class Config:
     TRACKABLE_SECRET_CODE_LENGTH = env_int("TRACKABLE_SECRET_CODE_LENGTH", 8)
     TRACKABLE_QR_TOKEN_LENGTH = env_int("TRACKABLE_QR_TOKEN_LENGTH", 100)
     TRACKABLES_PER_GROUP_MAX = env_int("TRACKABLES_PER_GROUP_MAX", 100)
+    # Comments and journey stops may say when the item was really seen (`observedUtc`, sent
+    # later by a phone that was offline): older than this many days is refused.
+    TRACKABLE_OBSERVED_MAX_AGE_DAYS = env_int("TRACKABLE_OBSERVED_MAX_AGE_DAYS", 365)
     # --- access sessions for secret codes (decisions: Access sessions for secret codes) ---
     # The signed HttpOnly SameSite=Lax cookie holding only a random client id; its sessions
     # are rows in trackable_access_sessions. Secure: None means "when ENV_NAME is production".

@@ -41,12 +41,16 @@ from app.models.base import (
     utcnow,
 )
 from app.models.enums import stored_enum
+from app.models.user import User
 
 TRACKABLE_NAME_MAX_LENGTH = 200
 TRACKABLE_DESCRIPTION_MAX_LENGTH = 4000
 STATUS_MESSAGE_MAX_LENGTH = 500
 GROUP_NAME_MAX_LENGTH = 100
 CODE_HASH_LENGTH = 64  # hex HMAC-SHA256
+CLIENT_MUTATION_ID_MAX_LENGTH = 100
+COMMENT_NAME_MAX_LENGTH = 50
+COMMENT_BODY_MAX_LENGTH = 4000
 
 
 class TrackableVisibility(StrEnum):
@@ -264,10 +268,50 @@ class JourneyStop(Base):
     note_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("notes.id", ondelete="SET NULL"), default=None
     )
-    client_mutation_id: Mapped[str | None] = mapped_column(String(100), default=None)
+    # The writer's retry tag: a second write with the same tag returns this stop.
+    client_mutation_id: Mapped[str | None] = mapped_column(
+        String(CLIENT_MUTATION_ID_MAX_LENGTH), default=None
+    )
+
+    __table_args__ = (UniqueConstraint("trackable_id", "client_mutation_id"),)
 
 
 Index("ix_journey_stops_trackable", JourneyStop.trackable_id, JourneyStop.associated_utc)
+
+
+class TrackableComment(Base):
+    """A comment on a trackable (contract: Trackables: comments and journey). A signed-in
+    author is linked by account; an anonymous one (who held the item: an access session or
+    its code) only by the display name they chose."""
+
+    __tablename__ = "trackable_comments"
+    __table_args__ = (UniqueConstraint("trackable_id", "client_mutation_id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    trackable_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("trackables.id", ondelete="CASCADE"))
+    author_user_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), default=None, index=True
+    )
+    # An anonymous author's chosen name (a signed-in author's shows from the account).
+    author_display_name: Mapped[str] = mapped_column(String(COMMENT_NAME_MAX_LENGTH), default="")
+    body: Mapped[str] = mapped_column(Text)
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    edited_utc: Mapped[datetime | None] = mapped_column(default=None)
+    observed_utc: Mapped[datetime | None] = mapped_column(default=None)
+    client_mutation_id: Mapped[str | None] = mapped_column(
+        String(CLIENT_MUTATION_ID_MAX_LENGTH), default=None
+    )
+
+    author: Mapped[User | None] = relationship(lazy="joined")
+
+    @property
+    def is_anonymous(self) -> bool:
+        return self.author_user_id is None
+
+
+Index(
+    "ix_trackable_comments_trackable", TrackableComment.trackable_id, TrackableComment.created_utc
+)
 
 
 class SecretGuessMiss(Base):

@@ -24,7 +24,13 @@ from sqlalchemy.sql.elements import ColumnElement
 from app.auth import Viewer
 from app.errors import TrackableError
 from app.extensions import db
-from app.models.trackable import Trackable, TrackableGroup, TrackableVisibility
+from app.models.trackable import (
+    JourneyStop,
+    Trackable,
+    TrackableComment,
+    TrackableGroup,
+    TrackableVisibility,
+)
 
 # --- managing ----------------------------------------------------------------------------
 
@@ -150,3 +156,85 @@ def can_attach(viewer: Viewer, trackable: Trackable, group: TrackableGroup) -> b
     if not controls_group(viewer, group):
         return False
     return is_activator(viewer, trackable) or viewer.is_admin_of(trackable.team_id)
+
+
+# --- activity: comments and journey stops -------------------------------------------------
+# (contract: Trackables: comments and journey, permission rules 1-4). Children ask their
+# parent: whoever may see the trackable reads its comments and journey.
+
+
+def holds_session(viewer: Viewer, trackable: Trackable) -> bool:
+    """Rule 1's active session: this client (or account) unlocked the trackable. For an
+    anonymous viewer the unlocked set is exactly its access-session cookie's."""
+    return has_unlocked(viewer, trackable)
+
+
+def can_write_without_code(viewer: Viewer, trackable: Trackable) -> bool:
+    """Comment or add a stop without sending a code: a signed-in viewer who may see the
+    trackable (the contract asks possession only of anonymous writers), or a client with
+    an active session for it (rule 1)."""
+    if viewer.is_authenticated:
+        return can_view(viewer, trackable)
+    return holds_session(viewer, trackable)
+
+
+def is_owner_side(viewer: Viewer, trackable: Trackable) -> bool:
+    """Rule 3's "trackable owner or current team admin": its activator (while on its team,
+    for a team-owned one) or a current admin of the owning team."""
+    return trackable.is_activated and (
+        is_activator(viewer, trackable) or viewer.is_admin_of(trackable.team_id)
+    )
+
+
+def is_author(viewer: Viewer, author_user_id: uuid.UUID | None) -> bool:
+    """The signed-in author of a comment or stop (anonymous entries have no author)."""
+    return viewer.user_id is not None and viewer.user_id == author_user_id
+
+
+def can_edit_comment(viewer: Viewer, comment: TrackableComment) -> bool:
+    """Rule 2: only the signed-in author; owners and admins never edit others' words."""
+    return is_author(viewer, comment.author_user_id)
+
+
+def require_edit_comment(viewer: Viewer, comment: TrackableComment) -> None:
+    if not can_edit_comment(viewer, comment):
+        raise TrackableError(
+            "trackable_comment_edit_forbidden", "Only the comment's signed-in author may edit it."
+        )
+
+
+def can_delete_entry(
+    viewer: Viewer, trackable: Trackable, author_user_id: uuid.UUID | None
+) -> bool:
+    """Rule 3 (comments and stops): the signed-in author, the owner or a current team admin."""
+    return is_author(viewer, author_user_id) or is_owner_side(viewer, trackable)
+
+
+def require_delete_comment(viewer: Viewer, trackable: Trackable, comment: TrackableComment) -> None:
+    if not can_delete_entry(viewer, trackable, comment.author_user_id):
+        raise TrackableError(
+            "trackable_comment_delete_forbidden",
+            "Only the comment's author, the trackable's owner or a team admin may delete it.",
+        )
+
+
+def require_delete_stop(viewer: Viewer, trackable: Trackable, stop: JourneyStop) -> None:
+    if not can_delete_entry(viewer, trackable, stop.created_by_user_id):
+        raise TrackableError(
+            "trackable_journey_stop_delete_forbidden",
+            "Only the stop's author, the trackable's owner or a team admin may delete it.",
+        )
+
+
+def can_convert_stop(viewer: Viewer, stop: JourneyStop) -> bool:
+    """Rule 4: a direct report (a location-only stop, not one a note attachment recorded)
+    made by a signed-in caller, converted by that same caller."""
+    return not stop.is_anonymous and is_author(viewer, stop.created_by_user_id)
+
+
+def require_convert_stop(viewer: Viewer, stop: JourneyStop) -> None:
+    if not can_convert_stop(viewer, stop):
+        raise TrackableError(
+            "trackable_journey_stop_convert_forbidden",
+            "Only the signed-in creator of a direct report may turn it into a note.",
+        )

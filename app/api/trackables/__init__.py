@@ -1,8 +1,9 @@
 """Trackables area: one blueprint (routes.py), its routes split by theme: reads and
 creation (reads.py, creation.py), activation, groups and watches (activation.py), lookup
-and active sessions (lookup.py)."""
+and active sessions (lookup.py), comments (comments.py), the journey (journey.py) and
+attaching trackables to notes (attach.py)."""
 
-from app.api.trackables import activation, creation, lookup, reads
+from app.api.trackables import activation, attach, comments, creation, journey, lookup, reads
 from app.api.trackables.routes import blp
 
-__all__ = ["activation", "blp", "creation", "lookup", "reads"]
+__all__ = ["activation", "attach", "blp", "comments", "creation", "journey", "lookup", "reads"]

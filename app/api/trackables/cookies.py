@@ -8,9 +8,13 @@ sessions themselves are rows on the server.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from flask import Response, after_this_request, current_app, request
 
-from app.extensions import client_ip
+from app.errors import TrackableError
+from app.extensions import client_ip, db
 from app.services import trackables
 
 
@@ -50,3 +54,16 @@ def no_store() -> None:
     def add_header(response: Response) -> Response:
         response.headers["Cache-Control"] = "no-store"
         return response
+
+
+@contextmanager
+def keeping_counted_misses() -> Iterator[None]:
+    """Around a write that may carry an `accessCode`: a code that is not the trackable's is
+    refused (403) yet its miss must stay counted, so it is committed before the refusal
+    goes out (nothing else is written before the code is checked)."""
+    try:
+        yield
+    except TrackableError as error:
+        if error.code == "trackable_access_code_invalid":
+            db.session.commit()
+        raise

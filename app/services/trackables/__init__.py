@@ -1,7 +1,7 @@
 """Trackables (contract: Trackable; Trackable group; Trackable activation; Trackable group
 membership; Trackable watch; Active secret session; decisions: Trackable codes, Access
 sessions for secret codes): codes, creation, groups, activation, lookup, access sessions,
-watches. The face other areas and the API call."""
+watches, comments and journeys. The face other areas and the API call."""
 
 from app.services.trackables.accounts import delete_account_trackables
 from app.services.trackables.activation import Activation, activate
@@ -13,7 +13,16 @@ from app.services.trackables.active import (
     list_active,
     set_status_message,
 )
+from app.services.trackables.attaching import attach_to_note
 from app.services.trackables.codes import CodeSettings
+from app.services.trackables.comments import (
+    CommentList,
+    CommentView,
+    add_comment,
+    delete_comment,
+    edit_comment,
+    list_comments,
+)
 from app.services.trackables.creation import (
     CreatedGroup,
     CreatedTrackable,
@@ -26,6 +35,7 @@ from app.services.trackables.guesses import GuessBudgetExceeded, check_budget, c
 from app.services.trackables.issuing import IssuedCodes
 from app.services.trackables.journey import record_stop
 from app.services.trackables.lookup import LookupResult, lookup_code, resolve, site_language
+from app.services.trackables.possession import Credential
 from app.services.trackables.reads import (
     TrackableList,
     TrackableRelation,
@@ -42,6 +52,14 @@ from app.services.trackables.sessions import (
     access_session_unlocks,
     new_client_id,
     session_trackable_ids,
+)
+from app.services.trackables.stops import (
+    NoteAtPoint,
+    StopView,
+    add_stop,
+    convert_stop,
+    delete_stop,
+    get_journey,
 )
 from app.services.trackables.watches import (
     MyWatches,
@@ -60,14 +78,19 @@ __all__ = [
     "ActiveItem",
     "ActiveLanding",
     "CodeSettings",
+    "CommentList",
+    "CommentView",
     "CreatedGroup",
     "CreatedTrackable",
+    "Credential",
     "GroupMembership",
     "GuessBudgetExceeded",
     "IssuedCodes",
     "IssuedTrackable",
     "LookupResult",
     "MyWatches",
+    "NoteAtPoint",
+    "StopView",
     "TrackableList",
     "TrackableRelation",
     "TrackableView",
@@ -75,17 +98,26 @@ __all__ = [
     "access_session_unlocks",
     "activate",
     "active_landing",
+    "add_comment",
+    "add_stop",
     "attach_to_group",
+    "attach_to_note",
     "check_budget",
+    "convert_stop",
     "count_miss",
     "create_group",
     "create_trackable",
     "delete_account_trackables",
+    "delete_comment",
+    "delete_stop",
     "detach_from_group",
+    "edit_comment",
     "end_active",
+    "get_journey",
     "get_trackable",
     "guess_key",
     "list_active",
+    "list_comments",
     "list_watches",
     "lookup_code",
     "my_trackables",

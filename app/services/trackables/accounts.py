@@ -10,7 +10,7 @@ users' history stay"). No row naming the user remains:
 - trackables the user created but someone else activated stay; their creator is forgotten;
 - the user's own groups: a team group stays with its team (its admins control it); a
   personal group is deleted, its remaining items leave it;
-- the user's watches, unlocks and journey stops are deleted; stops others recorded at the
+- the user's watches, unlocks, comments and journey stops are deleted; stops others recorded at the
   user's notes stay, without the link to the note (the note goes with the notes clean-up).
 """
 
@@ -27,6 +27,7 @@ from app.models.trackable import (
     Trackable,
     TrackableAccessSession,
     TrackableCode,
+    TrackableComment,
     TrackableGroup,
     TrackableGroupWatch,
     TrackableUnlock,
@@ -46,7 +47,7 @@ def delete_account_trackables(user: User, counts: DeletionCounts) -> None:
     )
     # Everything hanging off the deleted trackables (SQLite enforces no cascade here).
     doomed = select(Trackable.id).where(own).scalar_subquery()
-    for model in (TrackableWatch, TrackableUnlock, JourneyStop):
+    for model in (TrackableWatch, TrackableUnlock, JourneyStop, TrackableComment):
         db.session.execute(delete(model).where(model.trackable_id.in_(doomed)))
     db.session.execute(delete(TrackableCode).where(TrackableCode.trackable_id.in_(doomed)))
     db.session.execute(
@@ -64,6 +65,7 @@ def delete_account_trackables(user: User, counts: DeletionCounts) -> None:
     db.session.execute(delete(TrackableGroupWatch).where(TrackableGroupWatch.user_id == user.id))
     db.session.execute(delete(TrackableUnlock).where(TrackableUnlock.user_id == user.id))
     db.session.execute(delete(JourneyStop).where(JourneyStop.created_by_user_id == user.id))
+    db.session.execute(delete(TrackableComment).where(TrackableComment.author_user_id == user.id))
     mine = select(Note.id).where(Note.owner_user_id == user.id).scalar_subquery()
     db.session.execute(
         update(JourneyStop).where(JourneyStop.note_id.in_(mine)).values(note_id=None)

@@ -79,12 +79,15 @@ def record_stop(
     is_anonymous: bool,
     note_id: uuid.UUID | None = None,
     observed_utc: datetime | None = None,
+    client_mutation_id: str | None = None,
 ) -> JourneyStop:
     """Save a journey stop of `trackable` at the snapped point (flushed, not committed).
 
     The caller has checked that the trackable accepts stops (activated) and that the
     coordinate is in range. `note_id` links the note the stop came from (a location-only
-    stop has none); `observed_utc` is when the finder saw it, when they said.
+    stop has none); `observed_utc` is when the finder saw it, when they said;
+    `client_mutation_id` the writer's retry tag (unique per trackable: a duplicate raises
+    IntegrityError at the flush, for the caller's savepoint to catch).
     """
     now = utcnow()
     lat, lon = snap(latitude), snap(longitude)
@@ -101,6 +104,7 @@ def record_stop(
         created_by_user_id=created_by.id if created_by is not None else None,
         creator_display_name=display_name[:DISPLAY_NAME_MAX_LENGTH],
         note_id=note_id,
+        client_mutation_id=client_mutation_id,
     )
     db.session.add(stop)
     trackable.last_activity_utc = now

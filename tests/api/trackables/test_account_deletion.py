@@ -11,6 +11,7 @@ from app.models.trackable import (
     JourneyStop,
     Trackable,
     TrackableCode,
+    TrackableComment,
     TrackableGroup,
     TrackableGroupWatch,
     TrackableUnlock,
@@ -142,6 +143,10 @@ def test_no_trackable_row_names_the_user_after_deletion(api, ada):
     make_trackable(other, created_by_user_id=ada.id)
     make_group(ada)
     unlock_trackable(ada, make_trackable(other))
+    db.session.add(
+        TrackableComment(trackable_id=make_trackable(other).id, author_user_id=ada.id, body="Hi")
+    )
+    db.session.commit()
     delete_account(api, ada)
     for model, columns in (
         (Trackable, ("owner_user_id", "created_by_user_id")),
@@ -150,6 +155,7 @@ def test_no_trackable_row_names_the_user_after_deletion(api, ada):
         (TrackableUnlock, ("user_id",)),
         (TrackableWatch, ("user_id",)),
         (TrackableGroupWatch, ("user_id",)),
+        (TrackableComment, ("author_user_id",)),
     ):
         where = or_(*(getattr(model, column) == ada.id for column in columns))
         assert db.session.scalars(select(model).where(where)).all() == [], model.__name__
@@ -165,3 +171,16 @@ def test_deleting_a_team_releases_its_trackables_and_groups(api):
     assert db.session.get(Trackable, owned.id).team_id is None
     assert db.session.get(Trackable, owned.id).owner_user_id == admin.id
     assert db.session.get(TrackableGroup, group.id).team_id is None
+
+
+def test_comments_on_the_users_trackables_and_by_the_user_go_others_stay(api, ada):
+    other = make_user()
+    mine, theirs = make_trackable(ada), make_trackable(other)
+    on_mine = TrackableComment(trackable_id=mine.id, author_user_id=other.id, body="Hi")
+    by_ada = TrackableComment(trackable_id=theirs.id, author_user_id=ada.id, body="Hi")
+    kept = TrackableComment(trackable_id=theirs.id, author_display_name="Kim", body="Hi")
+    db.session.add_all([on_mine, by_ada, kept])
+    db.session.commit()
+    ids = (on_mine.id, by_ada.id, kept.id)
+    delete_account(api, ada)
+    assert [db.session.get(TrackableComment, i) is not None for i in ids] == [False, False, True]

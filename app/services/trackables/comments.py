@@ -1,0 +1,183 @@
+"""Trackable comments (contract: Trackables: comments and journey, rules 1-3; Trackable
+activation; docs/contract-notes.md, Trackable activity).
+
+- Reading follows the trackable: whoever may see it reads its comments, newest first,
+  capped like every public list.
+- Writing: rule 1 through `possession.writable` (a signed-in viewer who sees it; an
+  anonymous one with an active session or the exact secret or QR token); never on an
+  unactivated item. An anonymous comment keeps the display name its writer chose and no
+  account; a signed-in one names its author's account.
+- Edit: only the signed-in author (rule 2). Delete: the author, the owner or a current
+  team admin (rule 3). A comment id that is not a comment of that trackable is 404
+  `trackable_comment_not_found`.
+- Offline-safe: a write carrying a `clientMutationId` already used on this trackable by
+  the same writer returns the first comment instead of a second one; the unique key
+  (trackable, clientMutationId) settles two retries racing each other.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import exc, select
+
+from app.auth import Viewer
+from app.errors import TrackableError
+from app.extensions import db
+from app.models.base import utcnow
+from app.models.trackable import Trackable, TrackableComment
+from app.policies import trackables as policy
+from app.services.trackables.possession import Credential, check_observed, writable
+
+ANONYMOUS_NAME = "Anonymous finder"
+
+
+@dataclass(frozen=True)
+class CommentView:
+    """A comment as one viewer sees it."""
+
+    trackable_comment_id: uuid.UUID
+    trackable_id: uuid.UUID
+    body: str
+    is_anonymous: bool
+    author_display_text: str
+    author_profile_user_name: str | None
+    created_utc: datetime
+    edited_utc: datetime | None
+    observed_utc: datetime | None
+    can_edit: bool
+    can_delete: bool
+
+
+@dataclass(frozen=True)
+class CommentList:
+    items: list[CommentView]
+    truncated: bool
+
+
+def comment_view(viewer: Viewer, trackable: Trackable, comment: TrackableComment) -> CommentView:
+    author = comment.author
+    return CommentView(
+        trackable_comment_id=comment.id,
+        trackable_id=comment.trackable_id,
+        body=comment.body,
+        is_anonymous=author is None,
+        author_display_text=author.display_text if author else comment.author_display_name,
+        author_profile_user_name=author.user_name if author else None,
+        created_utc=comment.created_utc,
+        edited_utc=comment.edited_utc,
+        observed_utc=comment.observed_utc,
+        can_edit=policy.can_edit_comment(viewer, comment),
+        can_delete=policy.can_delete_entry(viewer, trackable, comment.author_user_id),
+    )
+
+
+def list_comments(viewer: Viewer, trackable_id: uuid.UUID, *, cap: int) -> CommentList:
+    """The comments of a trackable the viewer may see, newest first, at most `cap`."""
+    trackable = policy.get_visible(viewer, trackable_id)
+    found = list(
+        db.session.scalars(
+            select(TrackableComment)
+            .where(TrackableComment.trackable_id == trackable.id)
+            .order_by(TrackableComment.created_utc.desc(), TrackableComment.id.desc())
+            .limit(cap + 1)
+        )
+    )
+    views = [comment_view(viewer, trackable, comment) for comment in found[:cap]]
+    return CommentList(views, truncated=len(found) > cap)
+
+
+def add_comment(
+    viewer: Viewer,
+    trackable_id: uuid.UUID,
+    *,
+    body: str,
+    display_name: str | None,
+    credential: Credential,
+    observed_utc: datetime | None = None,
+    client_mutation_id: str | None = None,
+) -> CommentView:
+    """Comment on a trackable (rule 1), or return the first comment of a retry."""
+    trackable = writable(viewer, trackable_id, credential)
+    if client_mutation_id:
+        earlier = _by_mutation(trackable.id, client_mutation_id)
+        if earlier is not None:
+            return _replay(viewer, trackable, earlier)
+    check_observed(observed_utc, credential.config)
+    comment = TrackableComment(
+        trackable_id=trackable.id,
+        author_user_id=viewer.user_id,
+        author_display_name="" if viewer.is_authenticated else display_name or ANONYMOUS_NAME,
+        body=body,
+        created_utc=utcnow(),
+        observed_utc=observed_utc,
+        client_mutation_id=client_mutation_id,
+    )
+    try:
+        with db.session.begin_nested():  # a retry racing its twin: the unique key decides
+            db.session.add(comment)
+    except exc.IntegrityError:
+        earlier = _by_mutation(trackable.id, client_mutation_id or "")
+        if earlier is None:
+            raise
+        return _replay(viewer, trackable, earlier)
+    touch(trackable, comment.created_utc)
+    db.session.flush()
+    return comment_view(viewer, trackable, comment)
+
+
+def edit_comment(
+    viewer: Viewer, trackable_id: uuid.UUID, comment_id: uuid.UUID, *, body: str
+) -> CommentView:
+    """Change a comment's text: its signed-in author only (rule 2)."""
+    trackable = policy.get_visible(viewer, trackable_id)
+    comment = _comment_of(trackable, comment_id)
+    policy.require_edit_comment(viewer, comment)
+    comment.body = body
+    comment.edited_utc = utcnow()
+    db.session.flush()
+    return comment_view(viewer, trackable, comment)
+
+
+def delete_comment(viewer: Viewer, trackable_id: uuid.UUID, comment_id: uuid.UUID) -> None:
+    """Delete a comment: its author, the owner or a current team admin (rule 3)."""
+    trackable = policy.get_visible(viewer, trackable_id)
+    comment = _comment_of(trackable, comment_id)
+    policy.require_delete_comment(viewer, trackable, comment)
+    db.session.delete(comment)
+    db.session.flush()
+
+
+def touch(trackable: Trackable, when: datetime) -> None:
+    """A comment or stop is activity of the trackable and of its group."""
+    trackable.last_activity_utc = when
+    if trackable.group is not None:
+        trackable.group.last_activity_utc = when
+
+
+def _comment_of(trackable: Trackable, comment_id: uuid.UUID) -> TrackableComment:
+    comment = db.session.get(TrackableComment, comment_id)
+    if comment is None or comment.trackable_id != trackable.id:
+        raise TrackableError("trackable_comment_not_found", "Comment not found.")
+    return comment
+
+
+def _by_mutation(trackable_id: uuid.UUID, client_mutation_id: str) -> TrackableComment | None:
+    return db.session.scalar(
+        select(TrackableComment).where(
+            TrackableComment.trackable_id == trackable_id,
+            TrackableComment.client_mutation_id == client_mutation_id,
+        )
+    )
+
+
+def _replay(viewer: Viewer, trackable: Trackable, earlier: TrackableComment) -> CommentView:
+    """The first comment of a retry, when the same writer (account, or anonymous) sent it."""
+    if earlier.author_user_id != viewer.user_id:
+        raise TrackableError(
+            "trackable_request_rejected",
+            "This clientMutationId was already used by another writer on this trackable.",
+        )
+    return comment_view(viewer, trackable, earlier)

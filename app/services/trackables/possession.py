@@ -1,0 +1,98 @@
+"""Who may write a comment or a journey stop, and the offline-safe parts of those writes
+(contract: Trackables: comments and journey, rule 1; Trackable activation; decisions:
+Trackable codes; docs/contract-notes.md, Trackable activity).
+
+- `writable` settles rule 1 in this order: a sent `accessCode` is checked first (for any
+  caller): it must be the short secret or QR token of this very trackable, else 403
+  `trackable_access_code_invalid`, counted against the client's guess budget like a
+  lookup miss (a client over its budget is refused with 429 before the code is even
+  resolved); a signed-in caller's good code is linked to the account, as a lookup's is.
+  Without a code, an anonymous caller needs an active session for the
+  trackable (403 `trackable_access_code_required`, or 404 `trackable_not_found` when it
+  may not even see the trackable); a signed-in caller needs to see it (404). Only then
+  is an unactivated item refused (400 `trackable_activation_required`): who does not hold
+  it learns nothing about its state.
+- `observed_utc` (when the finder really saw the item, sent later from a phone that was
+  offline) is refused when more than a few minutes in the future (clock skew allowed) or
+  older than TRACKABLE_OBSERVED_MAX_AGE_DAYS.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from app.auth import Viewer
+from app.errors import TrackableError, ValidationFailed
+from app.extensions import db
+from app.models.base import utcnow
+from app.models.trackable import CodeKind, Trackable
+from app.policies import trackables as policy
+from app.services.trackables.codes import CodeSettings
+from app.services.trackables.guesses import check_budget, count_miss
+from app.services.trackables.lookup import resolve
+from app.services.trackables.sessions import record_unlock
+
+CLOCK_SKEW = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class Credential:
+    """What an anonymous writer may present besides its session: the code it sent (or
+    None), the guess-budget key of its address, and the app's settings."""
+
+    access_code: str | None
+    guess_client: str
+    config: Mapping[str, Any]
+
+
+def writable(viewer: Viewer, trackable_id: uuid.UUID, credential: Credential) -> Trackable:
+    """The trackable this caller may comment on or add a stop to (see the module
+    docstring for the order of the checks), or the rejection."""
+    trackable = db.session.get(Trackable, trackable_id)
+    if trackable is None:
+        raise policy.not_found()
+    if credential.access_code:
+        _check_code(viewer, trackable, credential)
+    elif not policy.can_write_without_code(viewer, trackable):
+        if viewer.is_authenticated or not policy.can_view(viewer, trackable):
+            raise policy.not_found()
+        raise TrackableError(
+            "trackable_access_code_required",
+            "Send the trackable's secret code or QR token, or open it by its code first.",
+        )
+    if not trackable.is_activated:
+        raise TrackableError(
+            "trackable_activation_required", "This trackable has to be activated first."
+        )
+    return trackable
+
+
+def _check_code(viewer: Viewer, trackable: Trackable, credential: Credential) -> None:
+    config = credential.config
+    check_budget(credential.guess_client, config)
+    match = resolve(CodeSettings.from_config(config), credential.access_code or "")
+    if match is not None and match[0].id == trackable.id and match[1] is not CodeKind.PUBLIC:
+        if viewer.user is not None:  # as a lookup would: later devices reopen it
+            record_unlock(viewer.user, trackable)
+        return
+    # A public code is no credential, and another trackable's secret is not this one's.
+    count_miss(credential.guess_client, config)
+    raise TrackableError(
+        "trackable_access_code_invalid", "This code is not a secret code of this trackable."
+    )
+
+
+def check_observed(observed_utc: datetime | None, config: Mapping[str, Any]) -> None:
+    """400 on `observedUtc` when it is in the future or implausibly old."""
+    if observed_utc is None:
+        return
+    now = utcnow()
+    if observed_utc > now + CLOCK_SKEW:
+        raise ValidationFailed({"observedUtc": ["Must not be in the future."]})
+    max_age = timedelta(days=int(config["TRACKABLE_OBSERVED_MAX_AGE_DAYS"]))
+    if observed_utc < now - max_age:
+        raise ValidationFailed({"observedUtc": [f"Must be within the last {max_age.days} days."]})
