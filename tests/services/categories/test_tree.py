@@ -17,11 +17,11 @@ import pytest
 from sqlalchemy import select
 
 from app.auth import build_viewer
-from app.errors import ApiError, NotFound, ValidationFailed
+from app.errors import ApiError, Forbidden, NotFound, ValidationFailed
 from app.extensions import db
 from app.models.category import DEFAULT_CATEGORY_NAME, Category, OwnerScope
 from app.models.note import Note
-from app.models.team import MembershipStatus
+from app.models.team import MembershipStatus, PageVisibility
 from app.models.user import User
 from app.services import categories
 from tests.factories import make_category, make_membership, make_note, make_team, make_user
@@ -510,7 +510,7 @@ def _foreign_tree(alice: User, whose: str) -> tuple[OwnerScope, uuid.UUID]:
     if whose == "another_users":
         bob = make_user()
         return OwnerScope.personal(bob.id), make_category(bob).id
-    team = make_team(make_user())
+    team = make_team(make_user(), page_visibility=PageVisibility.MEMBERS_ONLY)
     if whose in {"invited", "requesting"}:
         status = MembershipStatus.INVITED if whose == "invited" else MembershipStatus.REQUESTING
         make_membership(team, alice, status=status)
@@ -523,6 +523,17 @@ def test_a_tree_the_viewer_may_not_use_is_404(alice, whose, operation):
     scope, category_id = _foreign_tree(alice, whose)
     before = _tree_rows()
     with pytest.raises(NotFound):
+        _use(build_viewer(alice), scope, category_id, operation)
+    db.session.rollback()
+    assert _tree_rows() == before
+
+
+@pytest.mark.parametrize("operation", OPERATIONS)
+def test_a_public_teams_tree_is_403_to_a_non_member(alice, operation):
+    team = make_team(make_user())
+    scope, category_id = OwnerScope.team(team.id), make_category(team_id=team.id).id
+    before = _tree_rows()
+    with pytest.raises(Forbidden):
         _use(build_viewer(alice), scope, category_id, operation)
     db.session.rollback()
     assert _tree_rows() == before

@@ -510,8 +510,18 @@ def test_members_list_only_the_active_members(crowd):
 
 
 @pytest.mark.parametrize("who", ["ed", "finn", "stranger"])
-def test_the_list_is_404_to_anyone_but_an_active_member(crowd, who):
+def test_the_list_is_403_to_anyone_but_an_active_member_of_a_public_team(crowd, who):
     team_id, users = crowd
+    user = users.get(who) or make_user()
+    with pytest.raises(Forbidden):
+        teams.list_memberships(build_viewer(user), team_id)
+
+
+@pytest.mark.parametrize("who", ["ed", "finn", "stranger"])
+def test_the_list_of_a_members_only_team_is_404_to_anyone_but_an_active_member(crowd, who):
+    team_id, users = crowd
+    db.session.get(Team, team_id).page_visibility = PageVisibility.MEMBERS_ONLY
+    db.session.commit()
     user = users.get(who) or make_user()
     with pytest.raises(NotFound):
         teams.list_memberships(build_viewer(user), team_id)
