@@ -214,6 +214,11 @@ class Config:
     GPX_MAX_ELEMENTS = env_int("GPX_MAX_ELEMENTS", 200_000)
     GPX_MAX_PARSE_SECONDS = env_float("GPX_MAX_PARSE_SECONDS", 2.0)
 
+    # Security headers (app/headers.py). CORS: comma-separated exact origins of third-party
+    # web clients (e.g. "https://app.example.org"); empty: CORS off. HSTS: production only.
+    CORS_ALLOWED_ORIGINS = env_str("CORS_ALLOWED_ORIGINS", "")
+    HSTS_MAX_AGE_SECONDS = env_int("HSTS_MAX_AGE_SECONDS", 31_536_000)
+
     # Logging
     LOG_FORMAT = env_str("LOG_FORMAT", "plain")  # plain | json
     LOG_LEVEL = env_str("LOG_LEVEL", "INFO")

@@ -37,6 +37,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         register_errors,
         register_cli,
         register_web,
+        register_security_headers,
     ):
         register(app)
     return app
@@ -149,3 +150,10 @@ def register_web(app: Flask) -> None:
     from app.web.routes import register_web as register
 
     register(app)
+
+
+def register_security_headers(app: Flask) -> None:
+    """Security headers on every response, CORS for the allowed origins (app/headers.py)."""
+    from app.headers import install_security_headers
+
+    install_security_headers(app)

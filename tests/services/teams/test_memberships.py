@@ -510,7 +510,7 @@ def test_members_list_only_the_active_members(crowd):
 
 
 @pytest.mark.parametrize("who", ["ed", "finn", "stranger"])
-def test_the_list_of_a_public_team_is_403_to_anyone_but_an_active_member(crowd, who):
+def test_the_list_is_403_to_anyone_but_an_active_member_of_a_public_team(crowd, who):
     team_id, users = crowd
     user = users.get(who) or make_user()
     with pytest.raises(Forbidden):

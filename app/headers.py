@@ -1,0 +1,77 @@
+"""Security headers on every response, and CORS for an allow-list of web origins.
+
+- Every response: `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`
+  (trackable URLs carry codes) and `X-Frame-Options: DENY`.
+- HTML: a Content-Security-Policy with `frame-ancestors 'none'`; the service's own pages
+  load nothing (`default-src 'none'`), the API documentation page loads its local assets
+  and runs Swagger UI's inline start-up script.
+- Token and account responses (`/api/auth/...`, `/api/account`): `Cache-Control:
+  no-store`, unless the route set its own.
+- `Strict-Transport-Security` only when `APP_ENV=production` and `HSTS_MAX_AGE_SECONDS`
+  is above 0 (production sits behind TLS; a development server on plain HTTP must not
+  pin browsers to HTTPS).
+- CORS is off unless `CORS_ALLOWED_ORIGINS` lists the caller's `Origin` exactly; then the
+  origin is echoed (never `*`: requests carry bearer tokens), and a preflight is answered.
+
+The `Server` header is the server's: gunicorn sends `gunicorn` without a version.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from flask import Flask, Response, current_app, request
+
+PAGE_POLICY = (
+    "default-src 'none'; img-src 'self' data:; style-src 'self'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+DOCS_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+NO_STORE_PREFIXES = ("/api/auth/", "/api/account")
+CORS_METHODS = "GET, POST, PUT, DELETE"
+CORS_REQUEST_HEADERS = "Authorization, Content-Type, X-Request-ID"
+CORS_EXPOSED_HEADERS = "X-Request-ID, X-Result-Truncated, WWW-Authenticate"
+CORS_MAX_AGE_SECONDS = "600"
+
+
+@functools.cache
+def allowed_origins(setting: str | tuple[str, ...]) -> frozenset[str]:
+    """The setting's origins: a comma-separated string or a tuple, without trailing '/'."""
+    items = setting.split(",") if isinstance(setting, str) else list(setting)
+    return frozenset(item.strip().rstrip("/") for item in items if item.strip())
+
+
+def install_security_headers(app: Flask) -> None:
+    """Add the headers (see the module notes) to every response of `app`."""
+
+    @app.after_request
+    def add_security_headers(response: Response) -> Response:
+        config = current_app.config
+        origins = allowed_origins(config.get("CORS_ALLOWED_ORIGINS", ""))
+        hsts_seconds = int(config.get("HSTS_MAX_AGE_SECONDS", 0))
+        hsts = config.get("ENV_NAME") == "production" and hsts_seconds > 0
+        headers = response.headers
+        headers.setdefault("X-Content-Type-Options", "nosniff")
+        headers.setdefault("Referrer-Policy", "no-referrer")
+        headers.setdefault("X-Frame-Options", "DENY")
+        if response.mimetype == "text/html":
+            docs = request.path.startswith("/api/docs")
+            headers.setdefault("Content-Security-Policy", DOCS_POLICY if docs else PAGE_POLICY)
+        if request.path.startswith(NO_STORE_PREFIXES):
+            headers.setdefault("Cache-Control", "no-store")
+        if hsts:
+            headers["Strict-Transport-Security"] = f"max-age={hsts_seconds}; includeSubDomains"
+        origin = request.headers.get("Origin", "")
+        if origin and origin.rstrip("/") in origins:
+            headers["Access-Control-Allow-Origin"] = origin
+            headers["Access-Control-Expose-Headers"] = CORS_EXPOSED_HEADERS
+            if request.method == "OPTIONS":
+                headers["Access-Control-Allow-Methods"] = CORS_METHODS
+                headers["Access-Control-Allow-Headers"] = CORS_REQUEST_HEADERS
+                headers["Access-Control-Max-Age"] = CORS_MAX_AGE_SECONDS
+        if origins:
+            headers.add("Vary", "Origin")  # caches keep one answer per origin
+        return response
