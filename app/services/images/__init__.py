@@ -1,0 +1,27 @@
+"""Images (contract: Image (read shape), Images; decisions: Images): list, read a variant,
+upload, delete, remove a parent's images, and the sweep of files without a row. The face
+other areas, the API, the website and the CLI call."""
+
+from app.services.images.files import image_store
+from app.services.images.images import (
+    ImageRejected,
+    VariantFile,
+    delete_image,
+    discard_files,
+    list_images,
+    read_variant,
+    remove_images_of,
+    upload_image,
+)
+
+__all__ = [
+    "ImageRejected",
+    "VariantFile",
+    "delete_image",
+    "discard_files",
+    "image_store",
+    "list_images",
+    "read_variant",
+    "remove_images_of",
+    "upload_image",
+]
