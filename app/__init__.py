@@ -46,7 +46,7 @@ def register_area_hooks(app: Flask) -> None:
     from app.hooks import AreaHooks
     from app.policies import notes as note_policy
     from app.policies import teams as team_policy
-    from app.services import categories, identity, notes, teams, trackables
+    from app.services import categories, identity, images, notes, teams, trackables
 
     app.extensions["area_hooks"] = AreaHooks(
         viewer_parts=(
@@ -61,8 +61,12 @@ def register_area_hooks(app: Flask) -> None:
             trackables.delete_account_trackables,  # before the notes its stops point at
             notes.delete_account_notes,
             categories.delete_account_categories,  # after the notes in them
+            # After every parent went (each removal above took its images): the profile's
+            # images, and the count of all the account's images removed.
+            images.delete_account_images,
             identity.remove_identity_data,  # tokens, codes: last
         ),
+        parent_removals=(images.remove_children_images,),  # a parent's images and files
     )
 
 

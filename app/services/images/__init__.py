@@ -6,10 +6,12 @@ from app.services.images.files import image_store
 from app.services.images.images import (
     ImageRejected,
     VariantFile,
+    delete_account_images,
     delete_image,
     discard_files,
     list_images,
     read_variant,
+    remove_children_images,
     remove_images_of,
     upload_image,
 )
@@ -17,11 +19,13 @@ from app.services.images.images import (
 __all__ = [
     "ImageRejected",
     "VariantFile",
+    "delete_account_images",
     "delete_image",
     "discard_files",
     "image_store",
     "list_images",
     "read_variant",
+    "remove_children_images",
     "remove_images_of",
     "upload_image",
 ]

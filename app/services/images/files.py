@@ -19,6 +19,7 @@ from app.extensions import db
 from app.storage.images import ImageStore, LocalImageStore
 
 PENDING_REMOVALS = "images.files_removed_on_commit"
+REMOVED_COUNT = "images.removed_in_transaction"  # what account deletion reports
 
 
 def image_store(config: Mapping[str, Any]) -> ImageStore:
@@ -28,10 +29,18 @@ def image_store(config: Mapping[str, Any]) -> ImageStore:
 
 def remove_after_commit(store: ImageStore, keys: Iterable[str]) -> None:
     db.session.info.setdefault(PENDING_REMOVALS, []).extend((store, key) for key in keys)
+    db.session.info[REMOVED_COUNT] = db.session.info.get(REMOVED_COUNT, 0) + 1
+
+
+def removed_in_transaction() -> int:
+    """Images removed in this transaction so far (one call per image to remove_after_commit)."""
+    count: int = db.session.info.get(REMOVED_COUNT, 0)
+    return count
 
 
 @event.listens_for(Session, "after_commit")
 def _remove_committed(session: Session) -> None:
+    session.info.pop(REMOVED_COUNT, None)
     for store, key in session.info.pop(PENDING_REMOVALS, []):
         store.delete(key)
 
@@ -40,3 +49,4 @@ def _remove_committed(session: Session) -> None:
 def _keep_on_rollback(session: Session, previous_transaction: SessionTransaction) -> None:
     if previous_transaction.parent is None:  # the whole transaction, not a savepoint
         session.info.pop(PENDING_REMOVALS, None)
+        session.info.pop(REMOVED_COUNT, None)

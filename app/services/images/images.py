@@ -14,9 +14,11 @@ from sqlalchemy import select
 from app.auth import Viewer
 from app.errors import ApiError, NotFound
 from app.extensions import db
+from app.hooks import DeletionCounts
 from app.models.image import ContentImage, ImageTarget
+from app.models.user import User
 from app.policies import images as image_policy
-from app.services.images.files import image_store, remove_after_commit
+from app.services.images.files import image_store, remove_after_commit, removed_in_transaction
 from app.storage import imaging
 from app.storage.images import image_keys, variant_key
 
@@ -120,6 +122,19 @@ def remove_images_of(target: ImageTarget, parent_ids: Collection[uuid.UUID]) -> 
     )
     _remove(found)
     return len(found)
+
+
+def remove_children_images(kind: str, parent_ids: Collection[uuid.UUID]) -> int:
+    """The parent-removal hook (app.hooks): `kind` is the ImageTarget's lower-case name."""
+    return remove_images_of(ImageTarget[kind.upper()], parent_ids)
+
+
+def delete_account_images(user: User, counts: DeletionCounts) -> None:
+    """The images area's part of account deletion, after the other areas removed the
+    account's notes, teams, trackables and groups (and, through the parent-removal hook,
+    their images): the profile's images go, and all are counted."""
+    remove_images_of(ImageTarget.PROFILE, [user.id])
+    counts.images_deleted += removed_in_transaction()
 
 
 def _remove(found: list[ContentImage]) -> None:

@@ -25,6 +25,7 @@ def test_deletion_answers_the_contract_result(api):
         "notesDeleted": 0,
         "categoriesDeleted": 0,
         "linkedProvidersDeleted": 0,
+        "imagesDeleted": 0,
     }
 
 
@@ -75,13 +76,14 @@ def test_email_and_user_name_are_free_again_after_deletion(api):
 
 
 def test_the_factory_lists_every_area_clean_up_in_order(app):
-    from app.services import categories, identity, notes, teams, trackables
+    from app.services import categories, identity, images, notes, teams, trackables
 
     assert list(app.extensions["area_hooks"].account_cleanups) == [
         teams.end_account_memberships,
         trackables.delete_account_trackables,
         notes.delete_account_notes,
         categories.delete_account_categories,
+        images.delete_account_images,
         identity.remove_identity_data,
     ]
 
