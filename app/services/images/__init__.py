@@ -15,6 +15,7 @@ from app.services.images.images import (
     remove_images_of,
     upload_image,
 )
+from app.services.images.sweep import sweep_files
 
 __all__ = [
     "ImageRejected",
@@ -27,5 +28,6 @@ __all__ = [
     "read_variant",
     "remove_children_images",
     "remove_images_of",
+    "sweep_files",
     "upload_image",
 ]
