@@ -1,4 +1,5 @@
-"""Where image variant files live: a small interface and its local-directory form.
+"""Where image variant files live: a small interface, the local directory (default) and an
+S3-compatible bucket.
 
 Keys look like `Medium/{image id}-612.jpg` (the website URL's tail). A write is crash-safe:
 the bytes go to a temporary name beside the target (`.tmp-...`) and are renamed into place,
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from app.storage.imaging import VARIANTS, VARIANTS_BY_URL_NAME, Variant
 
@@ -109,3 +110,40 @@ class LocalImageStore:
             key = path.relative_to(self.root).as_posix()
             modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
             yield StoredFile(key=key, image_id=image_id_of(key), modified_utc=modified)
+
+
+class S3ImageStore:
+    """Objects in an S3-compatible bucket (boto3). A PUT is atomic on S3: an object appears
+    whole or not at all, so no temporary names are needed."""
+
+    def __init__(self, client: Any, bucket: str, prefix: str = "") -> None:
+        self.client = client
+        self.bucket = bucket
+        self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+
+    def put(self, key: str, data: bytes) -> None:
+        self.client.put_object(
+            Bucket=self.bucket, Key=self.prefix + key, Body=data, ContentType="image/jpeg"
+        )
+
+    def read(self, key: str) -> bytes | None:
+        try:
+            found = self.client.get_object(Bucket=self.bucket, Key=self.prefix + key)
+        except self.client.exceptions.NoSuchKey:
+            return None
+        data: bytes = found["Body"].read()
+        return data
+
+    def delete(self, key: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self.prefix + key)
+
+    def list_files(self) -> Iterator[StoredFile]:
+        pages = self.client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=self.prefix
+        )
+        for page in pages:
+            for item in page.get("Contents", []):
+                key = item["Key"][len(self.prefix) :]
+                yield StoredFile(
+                    key=key, image_id=image_id_of(key), modified_utc=item["LastModified"]
+                )
