@@ -149,6 +149,13 @@ class Config:
     IMAGE_ROOT = Path(env_str("IMAGE_ROOT", str(INSTANCE_DIR / "images")))
     IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 20 * 1024 * 1024)
     IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 60_000_000)
+    # Where variants are stored: "local" (IMAGE_ROOT) or "s3" (an S3-compatible bucket;
+    # credentials from boto3's usual chain: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...).
+    IMAGE_STORAGE = env_str("IMAGE_STORAGE", "local")
+    IMAGE_S3_BUCKET = env_str("IMAGE_S3_BUCKET", "")
+    IMAGE_S3_PREFIX = env_str("IMAGE_S3_PREFIX", "")
+    IMAGE_S3_ENDPOINT_URL = env_str("IMAGE_S3_ENDPOINT_URL", "")  # MinIO, Ceph, R2, ...
+    IMAGE_S3_REGION = env_str("IMAGE_S3_REGION", "us-east-1")
 
     # Maps and privacy (contract: System)
     MAP_TILE_ROOT = Path(env_str("MAP_TILE_ROOT", str(INSTANCE_DIR / "tiles")))

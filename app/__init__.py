@@ -48,7 +48,7 @@ def register_area_hooks(app: Flask) -> None:
     from app.hooks import AreaHooks
     from app.policies import notes as note_policy
     from app.policies import teams as team_policy
-    from app.services import categories, compliance, identity, notes, teams, trackables
+    from app.services import categories, compliance, identity, images, notes, teams, trackables
 
     app.extensions["area_hooks"] = AreaHooks(
         viewer_parts=(
@@ -64,8 +64,12 @@ def register_area_hooks(app: Flask) -> None:
             notes.delete_account_notes,
             categories.delete_account_categories,  # after the notes in them
             compliance.detach_account_reports,  # reports stay for moderation, reporter gone
+            # After every parent went (each removal above took its images): the profile's
+            # images, and the count of all the account's images removed.
+            images.delete_account_images,
             identity.remove_identity_data,  # tokens, codes: last
         ),
+        parent_removals=(images.remove_children_images,),  # a parent's images and files
     )
 
 

@@ -1,9 +1,10 @@
 """Command-line tools: `flask users grant-superadmin EMAIL`, `flask seed demo`,
-`flask reports list`, `flask reports resolve ID TEXT`."""
+`flask reports list`, `flask reports resolve ID TEXT`, `flask images sweep [--dry-run]`."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import click
 from flask import Flask
@@ -14,6 +15,9 @@ from app.extensions import db
 users_cli = AppGroup("users", help="Manage user accounts.")
 seed_cli = AppGroup("seed", help="Load example data.")
 reports_cli = AppGroup("reports", help="Review content reports and support tickets.")
+
+
+images_cli = AppGroup("images", help="Maintain stored image files.")
 
 
 @users_cli.command("grant-superadmin")
@@ -88,7 +92,29 @@ def resolve_report(report_id: uuid.UUID, text: str, reviewer: str) -> None:
     click.echo(f"Report {report_id} resolved.")
 
 
+@images_cli.command("sweep")
+@click.option("--dry-run", is_flag=True, help="List the stray files; remove nothing.")
+@click.option(
+    "--grace-minutes",
+    type=click.IntRange(min=0),
+    default=60,
+    show_default=True,
+    help="Leave files younger than this (uploads in flight).",
+)
+def images_sweep(dry_run: bool, grace_minutes: int) -> None:
+    """Remove image files no image row names (left by a crash), and stale temporary files."""
+    from app.services import images
+
+    stray = images.sweep_files(dry_run=dry_run, grace=timedelta(minutes=grace_minutes))
+    for key in stray:
+        click.echo(key)
+    verb = "would remove" if dry_run else "removed"
+    click.echo(f"{verb} {len(stray)} file{'' if len(stray) == 1 else 's'}")
+
+
 def register_cli(app: Flask) -> None:
     app.cli.add_command(users_cli)
     app.cli.add_command(seed_cli)
     app.cli.add_command(reports_cli)
+
+    app.cli.add_command(images_cli)

@@ -6,7 +6,8 @@ reading create_app shows everything that runs; this module imports no area.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,22 +24,36 @@ class DeletionCounts:
     notes_deleted: int = 0
     categories_deleted: int = 0
     linked_providers_deleted: int = 0
+    images_deleted: int = 0
 
 
 ViewerPart = Callable[["User | None"], Mapping[str, Any]]
 AccountCleanup = Callable[["User", DeletionCounts], None]
+# A parent kind ("note", "team", "trackable", "trackable_group", "profile") and the ids of
+# parents being deleted; the area removes what hangs off them and says how many.
+ParentRemoval = Callable[[str, Collection[uuid.UUID]], int]
 
 
 @dataclass(frozen=True)
 class AreaHooks:
     """`viewer_parts` each add keyword values to the Viewer of a request (sets of ids are
-    merged); `account_cleanups` run in this order when an account is deleted."""
+    merged); `account_cleanups` run in this order when an account is deleted;
+    `parent_removals` run when a note, team, trackable or group is deleted."""
 
     viewer_parts: Sequence[ViewerPart]
     account_cleanups: Sequence[AccountCleanup]
+    parent_removals: Sequence[ParentRemoval] = ()
 
 
 def area_hooks() -> AreaHooks:
     """The hooks of the current app."""
     hooks: AreaHooks = current_app.extensions["area_hooks"]
     return hooks
+
+
+def remove_children(kind: str, parent_ids: Collection[uuid.UUID]) -> int:
+    """Parents of `kind` are being deleted: every area that hangs content off them (images)
+    removes it. How many things went."""
+    if not parent_ids:
+        return 0
+    return sum(remove(kind, parent_ids) for remove in area_hooks().parent_removals)

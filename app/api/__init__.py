@@ -14,6 +14,7 @@ def register_blueprints(app: Flask) -> None:
     from app.api.categories.routes import team_blp as team_categories_blp
     from app.api.compliance import blp as compliance_blp
     from app.api.identity import blp as identity_blp
+    from app.api.images import blp as images_blp
     from app.api.links.routes import blp as links_blp
     from app.api.notes.routes import blp as notes_blp
     from app.api.system.routes import blp as system_blp
@@ -31,5 +32,6 @@ def register_blueprints(app: Flask) -> None:
         team_categories_blp,
         trackables_blp,
         compliance_blp,
+        images_blp,
     ):
         api.register_blueprint(blueprint)

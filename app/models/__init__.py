@@ -4,6 +4,7 @@ from app.models.base import Base
 from app.models.category import Category
 from app.models.compliance import ContentReport
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
+from app.models.image import ContentImage, ImageTarget
 from app.models.note import Note, NoteComment
 from app.models.team import Team, TeamInviteLink, TeamMembership
 from app.models.trackable import (
@@ -24,8 +25,10 @@ from app.models.user import User
 __all__ = [
     "Base",
     "Category",
+    "ContentImage",
     "ContentReport",
     "EmailCode",
+    "ImageTarget",
     "JourneyStop",
     "LoginFailure",
     "Note",

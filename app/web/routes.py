@@ -52,7 +52,9 @@ def hosted_tile(z: int, x: int, y: int) -> Response:
 
 
 def register_web(app: Flask) -> None:
+    from app.web.images import files as image_files  # GET /Images/{Variant}/{guid}-{size}.jpg
     from app.web.trackables import entry  # GET /trackable/{code}
 
     app.register_blueprint(web)
     app.register_blueprint(entry)
+    app.register_blueprint(image_files)

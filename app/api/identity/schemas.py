@@ -175,3 +175,6 @@ class AccountDeletionSchema(Schema):
     notes_deleted = fields.Integer(metadata={"example": 12})
     categories_deleted = fields.Integer(metadata={"example": 3})
     linked_providers_deleted = fields.Integer(metadata={"example": 0})
+    images_deleted = fields.Integer(
+        metadata={"example": 2, "description": "Images of the account's profile and content."}
+    )

@@ -17,6 +17,7 @@ from sqlalchemy import delete, func, select
 from app.auth import Viewer
 from app.errors import NotFound, ValidationFailed
 from app.extensions import db
+from app.hooks import remove_children
 from app.models.base import utcnow
 from app.models.category import Category, OwnerScope
 from app.models.enums import CommentPolicy, NoteVisibility
@@ -173,6 +174,7 @@ def delete_note(viewer: Viewer, scope: OwnerScope, note_id: uuid.UUID) -> None:
     note.is_deleted = True
     refresh_discoverability(note)
     note.updated_utc = utcnow()
+    remove_children("note", [note.id])  # a tombstone keeps no images
     db.session.flush()
 
 
@@ -293,6 +295,9 @@ def delete_account_notes(user: User, counts: DeletionCounts) -> None:
             .where(Note.owner_user_id == user.id, Note.is_deleted.is_(False))
         )
         or 0
+    )
+    remove_children(
+        "note", list(db.session.scalars(select(Note.id).where(Note.owner_user_id == user.id)))
     )
     db.session.execute(delete(NoteComment).where(NoteComment.author_user_id == user.id))
     db.session.execute(delete(NoteComment).where(NoteComment.note_id.in_(owned)))

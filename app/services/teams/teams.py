@@ -27,6 +27,7 @@ from sqlalchemy import delete, exc, func, select, update
 from app.auth import Viewer
 from app.errors import ValidationFailed
 from app.extensions import db
+from app.hooks import remove_children
 from app.models.base import utcnow
 from app.models.category import Category, OwnerScope
 from app.models.enums import NoteVisibility
@@ -244,6 +245,7 @@ def dismantle(team: Team) -> None:
     """Remove a team without losing a note: notes back to their authors, categories
     deleted, trackables kept by their activators, links and memberships ended."""
     return_notes_to_authors(team.id)
+    remove_children("team", [team.id])  # the team page's images
     in_team = Category.team_id == team.id
     # Unlink first: the tree's self-reference must not block deleting it in one statement.
     db.session.execute(update(Category).where(in_team).values(parent_category_id=None))

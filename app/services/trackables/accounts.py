@@ -19,7 +19,7 @@ from __future__ import annotations
 from sqlalchemy import and_, delete, or_, select, update
 
 from app.extensions import db
-from app.hooks import DeletionCounts
+from app.hooks import DeletionCounts, remove_children
 from app.models.note import Note
 from app.models.team import MembershipStatus, TeamMembership
 from app.models.trackable import (
@@ -47,6 +47,7 @@ def delete_account_trackables(user: User, counts: DeletionCounts) -> None:
     )
     # Everything hanging off the deleted trackables (SQLite enforces no cascade here).
     doomed = select(Trackable.id).where(own).scalar_subquery()
+    remove_children("trackable", list(db.session.scalars(select(Trackable.id).where(own))))
     for model in (TrackableWatch, TrackableUnlock, JourneyStop, TrackableComment):
         db.session.execute(delete(model).where(model.trackable_id.in_(doomed)))
     db.session.execute(delete(TrackableCode).where(TrackableCode.trackable_id.in_(doomed)))
@@ -108,6 +109,7 @@ def _end_groups(user: User) -> None:
     )
     personal_ids = list(db.session.scalars(personal))
     if personal_ids:
+        remove_children("trackable_group", personal_ids)
         db.session.execute(
             update(Trackable).where(Trackable.group_id.in_(personal_ids)).values(group_id=None)
         )

@@ -25,6 +25,7 @@ def test_deletion_answers_the_contract_result(api):
         "notesDeleted": 0,
         "categoriesDeleted": 0,
         "linkedProvidersDeleted": 0,
+        "imagesDeleted": 0,
     }
 
 
@@ -75,7 +76,7 @@ def test_email_and_user_name_are_free_again_after_deletion(api):
 
 
 def test_the_factory_lists_every_area_clean_up_in_order(app):
-    from app.services import categories, compliance, identity, notes, teams, trackables
+    from app.services import categories, compliance, identity, images, notes, teams, trackables
 
     assert list(app.extensions["area_hooks"].account_cleanups) == [
         teams.end_account_memberships,
@@ -83,6 +84,7 @@ def test_the_factory_lists_every_area_clean_up_in_order(app):
         notes.delete_account_notes,
         categories.delete_account_categories,
         compliance.detach_account_reports,
+        images.delete_account_images,
         identity.remove_identity_data,
     ]
 

@@ -1,0 +1,5 @@
+"""Images area: one blueprint (routes.py)."""
+
+from app.api.images.routes import blp
+
+__all__ = ["blp"]

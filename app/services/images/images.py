@@ -1,0 +1,145 @@
+"""Image use cases (contract: Images rules 1-5; decisions: Images): list, read a variant,
+upload, delete, and the removal of a parent's images."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import IO
+
+from flask import current_app
+from sqlalchemy import select
+
+from app.auth import Viewer
+from app.errors import ApiError, NotFound
+from app.extensions import db
+from app.hooks import DeletionCounts
+from app.models.image import ContentImage, ImageTarget
+from app.models.user import User
+from app.policies import images as image_policy
+from app.services.images.files import image_store, remove_after_commit, removed_in_transaction
+from app.storage import imaging
+from app.storage.images import image_keys, variant_key
+
+
+@dataclass(frozen=True)
+class VariantFile:
+    data: bytes
+    etag: str  # strong: a variant's bytes never change under its name
+    is_public: bool
+
+
+class ImageRejected(ApiError):
+    """400 with the reason: not an accepted format, too big, broken."""
+
+
+def list_images(viewer: Viewer, target: ImageTarget, parent_id: uuid.UUID) -> list[ContentImage]:
+    """The parent's images, oldest first; none when the parent is hidden (rule 1)."""
+    if image_policy.visible_parent(viewer, target, parent_id) is None:
+        return []
+    statement = (
+        select(ContentImage)
+        .where(ContentImage.target_type == int(target), ContentImage.parent_id == parent_id)
+        .order_by(ContentImage.created_utc, ContentImage.id)
+    )
+    return list(db.session.scalars(statement))
+
+
+def read_variant(viewer: Viewer, image_id: uuid.UUID, variant_name: str) -> VariantFile:
+    """One variant's JPEG bytes; 404 for a hidden parent or an unknown variant (rule 2)."""
+    variant = imaging.VARIANTS_BY_NAME.get(variant_name)
+    if variant is None:
+        raise NotFound("No such variant: use thumbnail, small, medium or large.")
+    image = image_policy.get_visible(viewer, image_id)
+    data = image_store(current_app.config).read(variant_key(image.id, variant))
+    if data is None:
+        raise NotFound("Image not found.")
+    return VariantFile(
+        data=data, etag=f"{image.id}-{variant.size}", is_public=image_policy.is_public(image)
+    )
+
+
+def upload_image(
+    viewer: Viewer, target: ImageTarget, parent_id: uuid.UUID, upload: IO[bytes]
+) -> ContentImage:
+    """Screen the upload, store its four variants, then add the row (rule 3). Flushes."""
+    image_policy.require_manage_parent(viewer, target, parent_id)
+    config = current_app.config
+    upload.seek(0, 2)
+    size = upload.tell()
+    if size > config["IMAGE_MAX_BYTES"]:
+        raise ImageRejected(f"The image is larger than {config['IMAGE_MAX_BYTES']:,} bytes.")
+    try:
+        made = imaging.make_variants(upload, max_pixels=config["IMAGE_MAX_PIXELS"])
+    except imaging.ImageRejected as error:
+        raise ImageRejected(str(error)) from error
+    image = ContentImage(
+        id=uuid.uuid4(),
+        target_type=int(target),
+        parent_id=parent_id,
+        uploaded_by_user_id=viewer.user_id,
+        original_width=made.original_width,
+        original_height=made.original_height,
+    )
+    store = image_store(config)
+    try:
+        for variant in imaging.VARIANTS:
+            store.put(variant_key(image.id, variant), made.variants[variant.name])
+        db.session.add(image)
+        db.session.flush()
+    except BaseException:
+        discard_files(image.id)
+        raise
+    return image
+
+
+def discard_files(image_id: uuid.UUID) -> None:
+    """Remove an image's files now (an upload whose row was not committed)."""
+    store = image_store(current_app.config)
+    for key in image_keys(image_id):
+        store.delete(key)
+
+
+def delete_image(viewer: Viewer, image_id: uuid.UUID) -> None:
+    """The row now, the files after the commit (rule 4). Flushes."""
+    image = image_policy.get_visible(viewer, image_id)
+    image_policy.require_manage_parent(viewer, image.target, image.parent_id)
+    _remove([image])
+
+
+def remove_images_of(target: ImageTarget, parent_ids: Collection[uuid.UUID]) -> int:
+    """Remove the images of these parents (being deleted); how many. Flushes."""
+    if not parent_ids:
+        return 0
+    found = list(
+        db.session.scalars(
+            select(ContentImage).where(
+                ContentImage.target_type == int(target),
+                ContentImage.parent_id.in_(list(parent_ids)),
+            )
+        )
+    )
+    _remove(found)
+    return len(found)
+
+
+def remove_children_images(kind: str, parent_ids: Collection[uuid.UUID]) -> int:
+    """The parent-removal hook (app.hooks): `kind` is the ImageTarget's lower-case name."""
+    return remove_images_of(ImageTarget[kind.upper()], parent_ids)
+
+
+def delete_account_images(user: User, counts: DeletionCounts) -> None:
+    """The images area's part of account deletion, after the other areas removed the
+    account's notes, teams, trackables and groups (and, through the parent-removal hook,
+    their images): the profile's images go, and all are counted."""
+    remove_images_of(ImageTarget.PROFILE, [user.id])
+    counts.images_deleted += removed_in_transaction()
+
+
+def _remove(found: list[ContentImage]) -> None:
+    store = image_store(current_app.config)
+    for image in found:
+        db.session.delete(image)
+        remove_after_commit(store, image_keys(image.id))
+    db.session.flush()
