@@ -185,7 +185,10 @@ def copy_rows(connection: object, table: str, rows: Iterator[dict[str, object]])
     connection.commit()  # type: ignore[attr-defined]
 
 
-def seed_users(connection: object, count: int, rng: random.Random) -> list[str]:
+def seed_users(
+    connection: object, count: int, rng: random.Random, *, prefix: str = "bench"
+) -> list[str]:
+    """`count` confirmed users named `{prefix}_{n}` (mail `{prefix}{n}@example.com`)."""
     from app.services.identity import hash_password
 
     password_hash = hash_password("bench-password-not-for-use")
@@ -196,10 +199,10 @@ def seed_users(connection: object, count: int, rng: random.Random) -> list[str]:
         for number, user_id in enumerate(ids):
             yield {
                 "id": user_id,
-                "email": f"bench{number}@example.com",
-                "normalized_email": f"bench{number}@example.com",
-                "user_name": f"bench_{number}",
-                "display_name": f"Bench {number}",
+                "email": f"{prefix}{number}@example.com",
+                "normalized_email": f"{prefix}{number}@example.com",
+                "user_name": f"{prefix}_{number}",
+                "display_name": f"{prefix.capitalize()} {number}",
                 "password_hash": password_hash,
                 "is_email_confirmed": True,
                 "is_superadmin": False,

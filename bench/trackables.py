@@ -56,7 +56,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from notes_discovery import copy_rows, ensure_database, percentile, receive
+from notes_discovery import copy_rows, ensure_database, percentile, receive, seed_users
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -128,7 +128,7 @@ def seed(url: str, *, trackables: int, users: int) -> None:
     started = time.perf_counter()
     rng = random.Random(20261123)
     settings = code_settings(app_config(url))
-    user_ids = seed_users(connection, users, rng)
+    user_ids = seed_users(connection, users, rng, prefix="trackbench")
     group_ids = seed_groups(connection, trackables // 5 // GROUP_SIZE, user_ids, rng)
     items, code_rows, plain = trackable_rows(rng, settings, trackables, user_ids, group_ids)
     copy_rows(connection, "trackables", iter(items))
@@ -145,34 +145,6 @@ def seed(url: str, *, trackables: int, users: int) -> None:
         cursor.execute("VACUUM (ANALYZE)")  # as autovacuum would on a live table
     connection.close()
     print(f"seed: {trackables:,} trackables in {time.perf_counter() - started:.0f} s")
-
-
-def seed_users(connection: Any, count: int, rng: random.Random) -> list[str]:
-    from app.services.identity import hash_password
-
-    password_hash = hash_password("bench-password-not-for-use")
-    now = datetime.now(UTC)
-    ids = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(count)]
-
-    def rows() -> Iterator[dict[str, object]]:
-        for number, user_id in enumerate(ids):
-            yield {
-                "id": user_id,
-                "email": f"trackbench{number}@example.com",
-                "normalized_email": f"trackbench{number}@example.com",
-                "user_name": f"trackbench_{number}",
-                "display_name": f"Track Bench {number}",
-                "password_hash": password_hash,
-                "is_email_confirmed": True,
-                "is_superadmin": False,
-                "security_stamp": uuid.uuid4().hex,
-                "created_utc": now,
-                "updated_utc": now,
-                "is_two_factor_enabled": False,
-            }
-
-    copy_rows(connection, "users", rows())
-    return ids
 
 
 def seed_groups(connection: Any, count: int, user_ids: list[str], rng: random.Random) -> list[str]:
