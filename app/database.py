@@ -113,13 +113,16 @@ def track_sync_changes() -> None:
     _tracking = True
     synced = {table.name for table in _synced_tables()}
 
+    def touches_synced(session: Session) -> bool:
+        return any(
+            getattr(instance, "__tablename__", None) in synced
+            for instance in (*session.new, *session.dirty)
+        )
+
     @event.listens_for(Session, "after_flush")
     def mark_flushed(session: Session, flush_context: Any) -> None:
-        for instance in (*session.new, *session.dirty):
-            table = getattr(instance, "__tablename__", None)
-            if table in synced:
-                session.info[SYNC_PENDING] = True
-                return
+        if touches_synced(session):
+            session.info[SYNC_PENDING] = True
 
     @event.listens_for(Session, "do_orm_execute")
     def mark_updated(state: ORMExecuteState) -> None:
@@ -130,7 +133,10 @@ def track_sync_changes() -> None:
     @event.listens_for(Session, "before_commit")
     def stamp_before_commit(session: Session) -> None:
         # A savepoint's release fires this too: only the outermost commit stamps.
-        if session.info.get(SYNC_PENDING) and not session.in_nested_transaction():
+        if session.in_nested_transaction():
+            return
+        # COMMIT flushes after this hook: what it is about to flush counts too.
+        if session.info.get(SYNC_PENDING) or touches_synced(session):
             stamp_changes(session)
 
     @event.listens_for(Session, "after_transaction_end")
