@@ -69,9 +69,11 @@ def get_category(scope: OwnerScope, category_id: uuid.UUID) -> Category:
 
 
 def _referenced(scope: OwnerScope, category_id: uuid.UUID, field: str) -> Category:
-    """A category named in a request body: 400 naming the field when it does not resolve."""
-    category = db.session.scalar(_live(scope).where(Category.id == category_id))
-    if category is None:
+    """A category named in a request body: 400 naming the field when it does not resolve.
+    Read through the session's identity map: a batch naming one category (a GPX import, a
+    sync push) loads it once."""
+    category = db.session.get(Category, category_id)
+    if category is None or category.is_deleted or not scope.contains(category):
         raise ValidationFailed({field: ["No such category in this tree."]})
     return category
 
