@@ -142,7 +142,9 @@ class SyncPushResultSchema(Schema):
 
 
 class PublicAreaSchema(BoundsQuerySchema):
-    class Meta:
+    """The four bounds of public discovery's window (no language filter)."""
+
+    class Meta(BoundsQuerySchema.Meta):
         exclude = ("content_language",)
 
 
@@ -158,12 +160,6 @@ class SyncPullSchema(Schema):
         load_default=None,
         metadata={"description": "The map window whose public notes to send (optional)."},
     )
-
-
-class SyncNoteTombstoneSchema(Schema):
-    note_id = Guid()
-    team_id = Guid(allow_none=True)
-    is_deleted = fields.Boolean(metadata={"example": True})
 
 
 class SyncPullResultSchema(Schema):
