@@ -31,6 +31,7 @@ from typing import Any
 from sqlalchemy import exc, select
 
 from app.auth import Viewer
+from app.database import lock_for_write
 from app.errors import ApiError, Forbidden, NotFound, ValidationFailed
 from app.extensions import db
 from app.models.category import Category, OwnerScope
@@ -107,6 +108,11 @@ def push(
 ) -> PushResult:
     """Apply a device's records (see the module docstring for the order and outcomes)."""
     result = PushResult()
+    # One push of a user at a time: two devices' pushes of the same records wait for each
+    # other instead of both deciding from the same reads. On SQLite this also takes the
+    # write lock before the first savepoint (a savepoint would begin a deferred
+    # transaction, and two of those cannot both upgrade to writing).
+    lock_for_write(db.session, f"sync-push:{viewer.account.id}")
     existing_categories = _load(Category, [record.id for record in categories_in])
     existing_notes = _load(Note, [record.id for record in notes_in])
     deletions = [r for r in categories_in if r.fields.get("is_deleted")]
