@@ -223,3 +223,32 @@ def test_pull_needs_a_bearer_token(api):
 )
 def test_a_malformed_pull_is_400(api, alice, body, field):
     assert field in assert_problem(api.as_user(alice).post(PULL, json=body), 400)["errors"]
+
+
+def _statements_of_a_pull(api, user, last=None) -> int:
+    from sqlalchemy import event
+
+    seen: list[str] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):
+        seen.append(statement)
+
+    event.listen(db.engine, "before_cursor_execute", count)
+    try:
+        pulled(api, user, last, area=BERLIN)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", count)
+    return len(seen)
+
+
+def test_a_pull_runs_the_same_statements_whatever_the_number_of_records(api, alice):
+    ada = make_user("ada")
+    team = make_team(ada, members=(alice,))
+    make_note(alice, visibility=PUBLIC, latitude=52.5, longitude=13.4)
+    make_note(ada, team_id=team.id)
+    small = _statements_of_a_pull(api, alice)
+    for _ in range(15):
+        make_note(alice, visibility=PUBLIC, latitude=52.5, longitude=13.4)
+        make_note(ada, team_id=team.id)
+    assert _statements_of_a_pull(api, alice) == small
+    assert small <= 15
