@@ -120,6 +120,10 @@ class Config:
     # (and whose category names none either).
     DEFAULT_CONTENT_LANGUAGE = env_str("DEFAULT_CONTENT_LANGUAGE", "en")
 
+    # Sync (contract: Sync): most records one push may carry, per kind
+    SYNC_PUSH_MAX_NOTES = env_int("SYNC_PUSH_MAX_NOTES", 500)
+    SYNC_PUSH_MAX_CATEGORIES = env_int("SYNC_PUSH_MAX_CATEGORIES", 500)
+
     # Trackable codes (decisions: Placeholders, Trackable codes)
     TRACKABLE_PUBLIC_PREFIX = env_str("TRACKABLE_PUBLIC_PREFIX", "LN")
     TRACKABLE_SECRET_PREFIX = env_str("TRACKABLE_SECRET_PREFIX", "LN")

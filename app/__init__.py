@@ -105,7 +105,7 @@ def check_production_secrets(app: Flask) -> None:
 def register_extensions(app: Flask) -> None:
     from app import models  # noqa: F401 - every table on the metadata
     from app.auth import register_jwt
-    from app.database import enforce_foreign_keys, ping_when_idle
+    from app.database import enforce_foreign_keys, ping_when_idle, track_sync_changes
     from app.extensions import db, jwt, limiter, migrate
     from app.jsonprovider import OrjsonProvider
     from app.logs import configure_logging
@@ -116,6 +116,7 @@ def register_extensions(app: Flask) -> None:
     with app.app_context():
         enforce_foreign_keys(db.engine)
         ping_when_idle(db.engine, app.config["DATABASE_PING_AFTER_IDLE_SECONDS"])
+    track_sync_changes()
     migrate.init_app(app, db, directory=str(Path(app.root_path).parent / "migrations"))
     jwt.init_app(app)
     register_jwt(app)

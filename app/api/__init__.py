@@ -17,6 +17,7 @@ def register_blueprints(app: Flask) -> None:
     from app.api.images import blp as images_blp
     from app.api.links.routes import blp as links_blp
     from app.api.notes.routes import blp as notes_blp
+    from app.api.sync.routes import blp as sync_blp
     from app.api.system.routes import blp as system_blp
     from app.api.teams import blp as teams_blp
     from app.api.trackables import blp as trackables_blp
@@ -33,5 +34,6 @@ def register_blueprints(app: Flask) -> None:
         trackables_blp,
         compliance_blp,
         images_blp,
+        sync_blp,
     ):
         api.register_blueprint(blueprint)

@@ -6,6 +6,7 @@ from app.models.compliance import ContentReport
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
 from app.models.image import ContentImage, ImageTarget
 from app.models.note import Note, NoteComment
+from app.models.sync import SyncClock, SyncDeparture
 from app.models.team import Team, TeamInviteLink, TeamMembership
 from app.models.trackable import (
     JourneyStop,
@@ -36,6 +37,8 @@ __all__ = [
     "RecoveryCode",
     "RefreshToken",
     "SecretGuessMiss",
+    "SyncClock",
+    "SyncDeparture",
     "Team",
     "TeamInviteLink",
     "TeamMembership",

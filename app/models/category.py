@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, and_
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, and_, text
 from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.models.base import GUID, Base, new_id, utcnow
+from app.models.sync import unstamped
 
 CATEGORY_NAME_MAX_LENGTH = 100
 LANGUAGE_TAG_MAX_LENGTH = 35  # BCP 47 advises supporting at least 35 characters
@@ -75,7 +76,17 @@ class Category(Base):
     is_deleted: Mapped[bool] = mapped_column(Boolean, default=False)
     created_utc: Mapped[datetime] = mapped_column(default=utcnow)
     updated_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    # The sync change clock's stamp (app.models.sync), NULL until the commit stamps it.
+    sync_utc: Mapped[datetime | None] = mapped_column(default=None, onupdate=unstamped)
 
 
 Index("ix_categories_owner_language", Category.owner_user_id, Category.content_language)
 Index("ix_categories_team_language", Category.team_id, Category.content_language)
+Index("ix_categories_owner_sync", Category.owner_user_id, Category.sync_utc)
+Index("ix_categories_team_sync", Category.team_id, Category.sync_utc)
+Index(
+    "ix_categories_unstamped",
+    Category.id,
+    postgresql_where=text("sync_utc IS NULL"),
+    sqlite_where=text("sync_utc IS NULL"),
+)

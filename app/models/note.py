@@ -25,6 +25,7 @@ from app.models.base import (
 )
 from app.models.category import LANGUAGE_TAG_MAX_LENGTH
 from app.models.enums import CommentPolicy, NoteVisibility, stored_enum
+from app.models.sync import unstamped
 from app.models.user import User
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ class Note(Base):
     updated_utc: Mapped[datetime] = mapped_column(default=utcnow)
     # Most recent activity: edits, comments and (later) attachments and images.
     last_activity_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    # The sync change clock's stamp of the commit that last changed the row; NULL until
+    # that commit stamps it (app.models.sync explains the clock).
+    sync_utc: Mapped[datetime | None] = mapped_column(default=None, onupdate=unstamped)
 
     owner: Mapped[User] = relationship(User, lazy="joined", innerjoin=True)
     trackables: Mapped[list[Trackable]] = relationship(
@@ -118,6 +122,16 @@ Index(
 # Personal lists and profile reads: one owner's notes by activity.
 Index("ix_notes_owner_activity", Note.owner_user_id, Note.last_activity_utc.desc())
 Index("ix_notes_team_activity", Note.team_id, Note.last_activity_utc.desc())
+# Sync pulls: what changed in one owner's or one team's notes since a stamp, and the rows
+# the committing transaction has yet to stamp.
+Index("ix_notes_owner_sync", Note.owner_user_id, Note.sync_utc)
+Index("ix_notes_team_sync", Note.team_id, Note.sync_utc)
+Index(
+    "ix_notes_unstamped",
+    Note.id,
+    postgresql_where=text("sync_utc IS NULL"),
+    sqlite_where=text("sync_utc IS NULL"),
+)
 
 
 class NoteComment(Base):

@@ -22,6 +22,7 @@ from app.api.categories.schemas import (
     CategorySectionSchema,
     CategoryTreeNodeSchema,
 )
+from app.api.mobile import require_supported_mobile_version
 from app.api.scopes import my_scope, team_scope
 from app.auth import current_viewer
 from app.extensions import db
@@ -34,6 +35,7 @@ blp = Blueprint(
 team_blp = Blueprint(
     "team_categories", __name__, url_prefix="/api/teams", description="Team categories"
 )
+team_blp.before_request(require_supported_mobile_version)  # team management (Versioning 2)
 
 ScopeOf = Callable[..., OwnerScope]  # the path's parameters -> the tree's scope
 

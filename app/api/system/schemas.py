@@ -30,6 +30,12 @@ class LimitsSchema(Schema):
     image_max_bytes = fields.Integer()
     image_max_pixels = fields.Integer()
     gpx_max_bytes = fields.Integer()
+    sync_push_max_notes = fields.Integer(
+        metadata={"description": "Most notes one sync push may carry (more is 400)."}
+    )
+    sync_push_max_categories = fields.Integer(
+        metadata={"description": "Most categories one sync push may carry (more is 400)."}
+    )
     secret_code_guesses = fields.Nested(GuessBudgetSchema)
     rate_limits = fields.Nested(RateLimitsSchema)
     report_duplicate_window_minutes = fields.Integer(

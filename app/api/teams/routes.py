@@ -9,12 +9,15 @@ from uuid import UUID
 from flask import current_app
 
 from app.api.base import Blueprint
+from app.api.mobile import require_supported_mobile_version
 from app.api.teams.schemas import TeamCreateSchema, TeamSchema, TeamSettingsSchema
 from app.auth import current_viewer
 from app.extensions import db
 from app.services import teams
 
 blp = Blueprint("teams", __name__, url_prefix="/api", description="Teams")
+# Team management is gated on the mobile build's version (contract: Versioning 2).
+blp.before_request(require_supported_mobile_version)
 
 
 @blp.route("/teams", methods=["GET"])

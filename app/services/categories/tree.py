@@ -69,9 +69,11 @@ def get_category(scope: OwnerScope, category_id: uuid.UUID) -> Category:
 
 
 def _referenced(scope: OwnerScope, category_id: uuid.UUID, field: str) -> Category:
-    """A category named in a request body: 400 naming the field when it does not resolve."""
-    category = db.session.scalar(_live(scope).where(Category.id == category_id))
-    if category is None:
+    """A category named in a request body: 400 naming the field when it does not resolve.
+    Read through the session's identity map: a batch naming one category (a GPX import, a
+    sync push) loads it once."""
+    category = db.session.get(Category, category_id)
+    if category is None or category.is_deleted or not scope.contains(category):
         raise ValidationFailed({field: ["No such category in this tree."]})
     return category
 
@@ -160,10 +162,11 @@ def create_category(
     content_language: str | None = None,
     parent_category_id: uuid.UUID | None = None,
     default_language: str,
+    category_id: uuid.UUID | None = None,
 ) -> Category:
     """A new category; without a parent it is a root of its language's forest. Its
     language: `content_language`, else the parent's, else the team's for a team tree,
-    else `default_language`."""
+    else `default_language`. `category_id` is a client's own id (sync), else a new one."""
     team = category_policy.require_scope(viewer, scope)
     if team is not None:
         default_language = team.content_language
@@ -175,6 +178,7 @@ def create_category(
             raise _language_mismatch("parentCategoryId", parent)
         language = parent.content_language
     category = Category(
+        id=category_id or uuid.uuid4(),
         owner_user_id=None if scope.is_team else scope.user_id,
         team_id=scope.team_id,
         parent_category_id=parent.id if parent else None,

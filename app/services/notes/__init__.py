@@ -1,7 +1,13 @@
 """Notes (contract: Note; Personal notes and GPX; Public note discovery; Public note pages):
 personal and scoped notes, comments, discovery in map areas, GPX import and export."""
 
-from app.services.notes.discovery import NoteList, page_notes, profile_notes, public_notes
+from app.services.notes.discovery import (
+    NoteList,
+    note_records,
+    page_notes,
+    profile_notes,
+    public_notes,
+)
 from app.services.notes.gpx import ImportReport, export_waypoints, import_waypoints
 from app.services.notes.notes import (
     add_comment,
@@ -33,6 +39,7 @@ __all__ = [
     "list_note_trackables",
     "list_notes",
     "move_note",
+    "note_records",
     "page_notes",
     "profile_notes",
     "public_notes",

@@ -285,3 +285,10 @@ def page_notes(
     if language:
         filters.append(Note.content_language == LANGUAGE)
     return capped(capped_statement(viewer, filters), {**area.params(), **language}, cap)
+
+
+def note_records(viewer: Viewer, where: Sequence[ColumnElement[bool]]) -> NoteList:
+    """Every note record matching `where` as this viewer sees it, uncapped, by id: the
+    caller's own and team notes for a sync pull (one statement, whatever their number)."""
+    statement = note_rows(viewer).where(*where).order_by(Note.id)
+    return NoteList(read_rows(statement, {}))

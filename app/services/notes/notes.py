@@ -69,6 +69,7 @@ def add_note(
     external_link_url: str | None = None,
     external_link_description: str | None = None,
     client_mutation_id: str | None = None,
+    note_id: uuid.UUID | None = None,
 ) -> Note:
     """A new note of `owner_user_id` in a scope already checked (`team` is what
     policies.categories.require_scope returned; the GPX import adds many after one check).
@@ -76,7 +77,8 @@ def add_note(
     Without `category_id` it goes to the language's default root; without
     `content_language` it takes its category's language, else the team's for a team note,
     else `default_language`. Without `visibility` it is `Private`, or the team's
-    `defaultNoteVisibility` for a team note."""
+    `defaultNoteVisibility` for a team note. `note_id` is a client's own id (sync), else
+    a new one."""
     if team is not None:
         default_language = team.content_language
     if visibility is None:
@@ -88,6 +90,7 @@ def add_note(
         category = categories.default_category(scope, content_language or default_language)
     now = utcnow()
     note = Note(
+        id=note_id or uuid.uuid4(),
         owner_user_id=owner_user_id,
         team_id=scope.team_id,
         category_id=category.id,
@@ -168,10 +171,15 @@ def _moved_category(scope: OwnerScope, note: Note, changes: dict[str, Any]) -> C
     return None
 
 
-def delete_note(viewer: Viewer, scope: OwnerScope, note_id: uuid.UUID) -> None:
-    """Tombstone the note: it leaves every read; sync still sees `isDeleted`."""
+def delete_note(
+    viewer: Viewer, scope: OwnerScope, note_id: uuid.UUID, *, client_mutation_id: str | None = None
+) -> None:
+    """Tombstone the note: it leaves every read; sync still sees `isDeleted`. A sync push
+    tags the tombstone with its `client_mutation_id`, so a retried delete is recognised."""
     note = get_managed(viewer, scope, note_id)
     note.is_deleted = True
+    if client_mutation_id is not None:
+        note.client_mutation_id = client_mutation_id
     refresh_discoverability(note)
     note.updated_utc = utcnow()
     remove_children("note", [note.id])  # a tombstone keeps no images

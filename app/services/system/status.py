@@ -98,6 +98,8 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
         "image_max_bytes": config["IMAGE_MAX_BYTES"],
         "image_max_pixels": config["IMAGE_MAX_PIXELS"],
         "gpx_max_bytes": config["GPX_MAX_BYTES"],
+        "sync_push_max_notes": config["SYNC_PUSH_MAX_NOTES"],
+        "sync_push_max_categories": config["SYNC_PUSH_MAX_CATEGORIES"],
         "secret_code_guesses": {
             "attempts": config["SECRET_GUESS_LIMIT"],
             "window_minutes": config["SECRET_GUESS_WINDOW_MINUTES"],

@@ -40,6 +40,7 @@ from app.models.note import Note
 from app.models.team import JoinPolicy, MembershipStatus, Team, TeamInviteLink, TeamMembership
 from app.models.user import User
 from app.policies import teams as team_policy
+from app.services.shared import sync_log
 from app.services.shared.account_deletion import DeletionCounts
 from app.services.teams import teams
 
@@ -133,6 +134,8 @@ def apply(
 ) -> MembershipRecord:
     """Move the record along `operation` (checked by `next_status`) and report it."""
     following = next_status(operation, membership, team)
+    if (membership is not None and membership.is_active) != (following == MEMBER):
+        sync_log.record_team_access(team.id, [user_id])  # the next pull sends or drops it
     now = utcnow()
     if membership is None:
         membership = TeamMembership(
@@ -225,6 +228,8 @@ def remove(viewer: Viewer, team_id: uuid.UUID, membership_id: uuid.UUID) -> None
     membership = team_policy.require_membership_action(viewer, team_id, membership_id, "delete")
     team = _lock_team(team_id)
     was_admin = membership.is_active and membership.is_admin
+    if membership.is_active:
+        sync_log.record_team_access(team_id, [membership.user_id])
     db.session.delete(membership)
     db.session.flush()
     # Counted after the delete, inside the lock: two admins leaving at once cannot both go.

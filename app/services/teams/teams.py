@@ -47,7 +47,7 @@ from app.policies import notes as note_policy
 from app.policies import teams as team_policy
 from app.services import categories, notes
 from app.services.identity import RESERVED_USER_NAMES
-from app.services.shared import links
+from app.services.shared import links, sync_log
 from app.services.shared.areas import Area
 
 NAME_TAKEN = "A team with this name already exists."
@@ -247,6 +247,13 @@ def dismantle(team: Team) -> None:
     return_notes_to_authors(team.id)
     remove_children("team", [team.id])  # the team page's images
     in_team = Category.team_id == team.id
+    members = select(TeamMembership.user_id).where(
+        TeamMembership.team_id == team.id, TeamMembership.status == MembershipStatus.MEMBER
+    )
+    sync_log.record_team_access(team.id, db.session.scalars(members))
+    sync_log.record_categories_left_team(
+        team.id, db.session.scalars(select(Category.id).where(in_team))
+    )
     # Unlink first: the tree's self-reference must not block deleting it in one statement.
     db.session.execute(update(Category).where(in_team).values(parent_category_id=None))
     db.session.execute(delete(Category).where(in_team))
@@ -264,6 +271,7 @@ def return_notes_to_authors(team_id: uuid.UUID, note_id: uuid.UUID | None = None
     """The team's notes (or one of them) become private personal notes of their authors,
     in the author's "Notes" root of the note's language (made on demand)."""
     where = [Note.team_id == team_id] + ([Note.id == note_id] if note_id is not None else [])
+    sync_log.record_notes_left_team(team_id, db.session.scalars(select(Note.id).where(*where)))
     groups = db.session.execute(
         select(Note.owner_user_id, Note.content_language).where(*where).distinct()
     ).all()

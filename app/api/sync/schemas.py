@@ -1,0 +1,182 @@
+"""Schemas of the sync routes (contract: Sync; Note; Category)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from marshmallow import ValidationError, fields, validates_schema
+from marshmallow.validate import OneOf
+
+from app.api.base import Guid, Schema, UtcDateTime
+from app.api.categories.schemas import CategoryMoveSchema
+from app.api.notes.schemas import BoundsQuerySchema, NoteMoveSchema, NoteSchema
+from app.services.sync import CONFLICT_REASONS
+
+BASE_DOC = (
+    "The server copy's `updatedUtc` this record was edited from (null or absent for a "
+    "record the server has never sent); a different server copy is a conflict."
+)
+
+
+class SyncNoteInSchema(NoteMoveSchema):
+    """A pushed note: the full record with the client's own `noteId`."""
+
+    note_id = Guid(required=True, metadata={"description": "The client's id for a new note."})
+    team_id = Guid(allow_none=True, metadata={"description": "Set for a team note."})
+    is_deleted = fields.Boolean(load_default=False, metadata={"description": "Delete it."})
+    updated_utc = UtcDateTime(
+        allow_none=True, load_default=None, metadata={"description": BASE_DOC}
+    )
+    apply_external_link_changes = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "true: `externalLinkUrl`/`externalLinkDescription` are applied "
+            "(and the link revalidated); false: they are ignored and the stored link stays."
+        },
+    )
+
+    @validates_schema
+    def check_title(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if not data.get("is_deleted") and "title" not in data:
+            raise ValidationError({"title": ["Missing data for required field."]})
+
+
+class SyncCategoryInSchema(CategoryMoveSchema):
+    """A pushed category: the full record with the client's own `categoryId`."""
+
+    category_id = Guid(required=True)
+    team_id = Guid(allow_none=True, metadata={"description": "Set for a team category."})
+    is_deleted = fields.Boolean(load_default=False)
+    updated_utc = UtcDateTime(
+        allow_none=True, load_default=None, metadata={"description": BASE_DOC}
+    )
+
+    @validates_schema
+    def check_name(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if not data.get("is_deleted") and "name" not in data:
+            raise ValidationError({"name": ["Missing data for required field."]})
+
+
+class SyncCategorySchema(Schema):
+    """A category as sync sends it; a tombstone has only `categoryId`, `teamId` and
+    `isDeleted: true`."""
+
+    category_id = Guid()
+    name = fields.String()
+    content_language = fields.String(metadata={"example": "en-US"})
+    parent_category_id = Guid(allow_none=True)
+    team_id = Guid(allow_none=True)
+    is_deleted = fields.Boolean()
+    updated_utc = UtcDateTime()
+
+
+class RecordList(fields.List):
+    """Documented as an array of `schema` records, loaded as raw objects: each record is
+    validated on its own (a bad one is a conflict, not a failed push). Only what names a
+    record (an object with a GUID `id_key`) is checked here."""
+
+    def __init__(self, schema: type[Schema], id_key: str, **kwargs: Any) -> None:
+        super().__init__(fields.Nested(schema), **kwargs)
+        self.id_key = id_key
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise ValidationError("Not a valid list.")
+        errors: dict[int, Any] = {}
+        for index, item in enumerate(value):
+            if not isinstance(item, dict):
+                errors[index] = ["Not an object."]
+                continue
+            try:
+                uuid.UUID(str(item.get(self.id_key)))
+            except ValueError:
+                errors[index] = {self.id_key: ["A GUID is required: conflicts name it."]}
+        if errors:
+            raise ValidationError(errors)
+        return value
+
+
+class SyncPushSchema(Schema):
+    device_id = Guid(required=True)
+    notes = RecordList(SyncNoteInSchema, "noteId", load_default=list)
+    categories = RecordList(SyncCategoryInSchema, "categoryId", load_default=list)
+
+    @validates_schema
+    def check_batch(self, data: dict[str, Any], **kwargs: Any) -> None:
+        from flask import current_app
+
+        for name, setting in (
+            ("notes", "SYNC_PUSH_MAX_NOTES"),
+            ("categories", "SYNC_PUSH_MAX_CATEGORIES"),
+        ):
+            limit = current_app.config[setting]
+            if len(data.get(name, [])) > limit:
+                raise ValidationError(
+                    {name: [f"At most {limit} per push (status `limits`); send the rest next."]}
+                )
+
+
+class SyncConflictSchema(Schema):
+    entity_type = fields.String(metadata={"enum": ["note", "category"]})
+    id = Guid()
+    reason = fields.String(validate=OneOf(CONFLICT_REASONS), metadata={"enum": CONFLICT_REASONS})
+    detail = fields.String()
+    errors = fields.Dict(
+        keys=fields.String(),
+        values=fields.List(fields.String()),
+        metadata={"description": "`validation_failed`: field name -> messages."},
+    )
+    server_record = fields.Dict(
+        metadata={
+            "description": "The server's current note record or sync category record, "
+            "when the caller may see it."
+        }
+    )
+
+
+class SyncPushResultSchema(Schema):
+    applied_note_ids = fields.List(Guid())
+    applied_category_ids = fields.List(Guid())
+    conflicts = fields.List(fields.Nested(SyncConflictSchema))
+
+
+class PublicAreaSchema(BoundsQuerySchema):
+    """The four bounds of public discovery's window (no language filter)."""
+
+    class Meta(BoundsQuerySchema.Meta):
+        exclude = ("content_language",)
+
+
+class SyncPullSchema(Schema):
+    last_sync_utc = UtcDateTime(
+        allow_none=True,
+        load_default=None,
+        metadata={"description": "The `serverSyncUtc` of the previous pull; null: everything."},
+    )
+    public_area = fields.Nested(
+        PublicAreaSchema,
+        allow_none=True,
+        load_default=None,
+        metadata={"description": "The map window whose public notes to send (optional)."},
+    )
+
+
+class SyncPullResultSchema(Schema):
+    server_sync_utc = UtcDateTime(
+        metadata={"description": "Send it back as `lastSyncUtc` on the next pull."}
+    )
+    user_notes = fields.List(
+        fields.Nested(NoteSchema),
+        metadata={"description": "Note records, and tombstones (noteId, teamId, isDeleted)."},
+    )
+    user_categories = fields.List(fields.Nested(SyncCategorySchema))
+    team_categories = fields.List(fields.Nested(SyncCategorySchema))
+    team_notes = fields.List(
+        fields.Nested(NoteSchema),
+        metadata={"description": "Note records, and tombstones (noteId, teamId, isDeleted)."},
+    )
+    public_notes = fields.List(
+        fields.Nested(NoteSchema),
+        metadata={"description": "The area's public discovery list (capped), not a delta."},
+    )

@@ -1,0 +1,351 @@
+"""Sync push (contract: Sync; Note, Category; decisions: Sync push).
+
+Every pushed record is a full record with the client's own id. It is created, changed or
+deleted through the notes and categories areas' own use cases, so the REST routes' rules
+(validation, scopes, team permissions, link revalidation, tombstones) apply unchanged.
+Each record runs in its own savepoint: a refused record changes nothing and comes back as
+a conflict, the others are applied.
+
+A record changes the server copy only when the client saw that copy: its `updatedUtc` is
+the server copy's (to the millisecond the API shows). Otherwise:
+
+- `changed_on_server`: the server copy changed since the client's base (with the copy);
+- `deleted_on_server`: the server copy is a tombstone and the client changed it;
+- `forbidden`: the caller may not change the record (with the copy when they may see it);
+- `validation_failed`: the record breaks a rule (`errors` names the fields).
+
+A record already applied is recognised and reported as applied again without a change:
+a note whose stored `clientMutationId` is the pushed one, a category already equal to the
+pushed one. Order: category creations and changes, then notes, then category deletions
+(a new note may name a new category; a category may be deleted once its notes moved).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import exc, select
+
+from app.auth import Viewer
+from app.database import lock_for_write
+from app.errors import ApiError, Forbidden, NotFound, ValidationFailed
+from app.extensions import db
+from app.models.category import Category, OwnerScope
+from app.models.note import Note
+from app.policies import categories as category_policy
+from app.policies import notes as note_policy
+from app.services import categories, notes
+
+CHANGED, DELETED, FORBIDDEN, INVALID = (
+    "changed_on_server",
+    "deleted_on_server",
+    "forbidden",
+    "validation_failed",
+)
+CONFLICT_REASONS = (CHANGED, DELETED, FORBIDDEN, INVALID)
+
+NOTE_FIELDS = (
+    "category_id",
+    "title",
+    "body",
+    "content_language",
+    "latitude",
+    "longitude",
+    "visibility",
+    "comment_policy",
+    "client_mutation_id",
+)
+LINK_FIELDS = ("external_link_url", "external_link_description")
+CATEGORY_FIELDS = ("name", "content_language", "parent_category_id")
+
+
+@dataclass
+class PushedRecord:
+    """One record of a push: its id, its fields as the schema loaded them (snake_case,
+    with `is_deleted`, `updated_utc` as the client's base and `team_id`), or the schema's
+    `errors` when it did not load."""
+
+    id: uuid.UUID
+    fields: dict[str, Any] = field(default_factory=dict)
+    errors: dict[str, list[str]] | None = None
+
+
+@dataclass
+class Conflict:
+    entity_type: str
+    id: uuid.UUID
+    reason: str
+    detail: str
+    errors: dict[str, list[str]] | None = None
+    server_record: dict[str, Any] | None = None
+
+
+@dataclass
+class PushResult:
+    applied_note_ids: list[uuid.UUID] = field(default_factory=list)
+    applied_category_ids: list[uuid.UUID] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+
+
+class Refused(Exception):
+    """A record not applied for a sync reason of its own (not a service's ApiError)."""
+
+    def __init__(self, reason: str, detail: str, *, show: bool = False) -> None:
+        super().__init__(detail)
+        self.reason, self.detail, self.show = reason, detail, show
+
+
+def push(
+    viewer: Viewer,
+    *,
+    notes_in: list[PushedRecord],
+    categories_in: list[PushedRecord],
+    default_language: str,
+) -> PushResult:
+    """Apply a device's records (see the module docstring for the order and outcomes)."""
+    result = PushResult()
+    # One push of a user at a time: two devices' pushes of the same records wait for each
+    # other instead of both deciding from the same reads. On SQLite this also takes the
+    # write lock before the first savepoint (a savepoint would begin a deferred
+    # transaction, and two of those cannot both upgrade to writing).
+    lock_for_write(db.session, f"sync-push:{viewer.account.id}")
+    existing_categories = _load(Category, [record.id for record in categories_in])
+    existing_notes = _load(Note, [record.id for record in notes_in])
+    deletions = [r for r in categories_in if r.fields.get("is_deleted")]
+    for record in _parents_first([r for r in categories_in if r not in deletions]):
+        _run(result, "category", record, existing_categories, viewer, default_language)
+    for record in notes_in:
+        _run(result, "note", record, existing_notes, viewer, default_language)
+    for record in deletions:
+        _run(result, "category", record, existing_categories, viewer, default_language)
+    _attach_server_records(viewer, result.conflicts)
+    return result
+
+
+def _load(model: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, Any]:
+    if not ids:
+        return {}
+    return {row.id: row for row in db.session.scalars(select(model).where(model.id.in_(ids)))}
+
+
+def _parents_first(records: list[PushedRecord]) -> list[PushedRecord]:
+    """A category whose parent is pushed too comes after that parent."""
+    pending = {record.id: record for record in records}
+    ordered: list[PushedRecord] = []
+
+    def visit(record: PushedRecord, depth: int) -> None:
+        if record.id not in pending:
+            return
+        parent = pending.get(record.fields.get("parent_category_id"))  # type: ignore[arg-type]
+        if parent is not None and depth < len(records):  # a cycle is left to the rules
+            visit(parent, depth + 1)
+        if pending.pop(record.id, None) is not None:
+            ordered.append(record)
+
+    for record in records:
+        visit(record, 0)
+    return ordered
+
+
+def _run(
+    result: PushResult,
+    entity_type: str,
+    record: PushedRecord,
+    existing: dict[uuid.UUID, Any],
+    viewer: Viewer,
+    default_language: str,
+) -> None:
+    apply: Callable[..., None] = _apply_note if entity_type == "note" else _apply_category
+    applied = result.applied_note_ids if entity_type == "note" else result.applied_category_ids
+    if record.errors:
+        result.conflicts.append(
+            Conflict(entity_type, record.id, INVALID, "The record is not valid.", record.errors)
+        )
+        return
+    try:
+        with db.session.begin_nested():
+            apply(viewer, record, existing.get(record.id), default_language)
+    except Refused as refused:
+        result.conflicts.append(Conflict(entity_type, record.id, refused.reason, refused.detail))
+        if refused.show:
+            result.conflicts[-1].server_record = {}  # filled by _attach_server_records
+        return
+    except ValidationFailed as error:
+        result.conflicts.append(
+            Conflict(entity_type, record.id, INVALID, error.detail, error.extra.get("errors"))
+        )
+        return
+    except (Forbidden, NotFound) as error:
+        result.conflicts.append(Conflict(entity_type, record.id, FORBIDDEN, error.detail))
+        return
+    except ApiError as error:  # another rule's 400 or 409 (a failed link, a root in use)
+        result.conflicts.append(Conflict(entity_type, record.id, INVALID, error.detail))
+        return
+    except exc.IntegrityError:  # another request created the same id meanwhile
+        result.conflicts.append(
+            Conflict(entity_type, record.id, CHANGED, "The record changed meanwhile.")
+        )
+        return
+    applied.append(record.id)
+
+
+def _scope_of(viewer: Viewer, fields: dict[str, Any]) -> OwnerScope:
+    team_id = fields.get("team_id")
+    return OwnerScope.team(team_id) if team_id else OwnerScope.personal(viewer.account.id)
+
+
+def _row_scope(row: Note | Category) -> OwnerScope:
+    if row.team_id is not None:
+        return OwnerScope.team(row.team_id)
+    return OwnerScope.personal(row.owner_user_id)  # type: ignore[arg-type]
+
+
+def _same_millisecond(stored: datetime, base: datetime | None) -> bool:
+    """The API shows times truncated to milliseconds; the client's base is one of those."""
+    if base is None:
+        return False
+    return stored.replace(microsecond=stored.microsecond // 1000 * 1000) == base
+
+
+def _check_base(row: Note | Category, fields: dict[str, Any], show: bool) -> None:
+    if not _same_millisecond(row.updated_utc, fields.get("updated_utc")):
+        raise Refused(
+            CHANGED,
+            "The server copy changed after the client's updatedUtc; pull, merge, push again.",
+            show=show,
+        )
+
+
+def _same_scope(row: Note | Category, scope: OwnerScope, what: str) -> None:
+    if _row_scope(row) != scope:
+        raise ValidationFailed(
+            {"teamId": [f"A {what} keeps its team; it moves through the team routes."]}
+        )
+
+
+# --- notes -------------------------------------------------------------------------------
+
+
+def _note_changes(fields: dict[str, Any]) -> dict[str, Any]:
+    names = NOTE_FIELDS + (LINK_FIELDS if fields.get("apply_external_link_changes") else ())
+    return {name: fields[name] for name in names if name in fields}
+
+
+def _apply_note(
+    viewer: Viewer, record: PushedRecord, note: Note | None, default_language: str
+) -> None:
+    fields, scope = record.fields, _scope_of(viewer, record.fields)
+    if note is None:
+        if not fields.get("is_deleted"):  # created and deleted offline: nothing to do
+            notes.create_note(
+                viewer,
+                scope,
+                note_id=record.id,
+                default_language=default_language,
+                **_note_changes(fields),
+            )
+        return
+    mutation = fields.get("client_mutation_id")
+    if note.is_deleted:
+        if not note_policy.in_workspace(viewer, note.owner_user_id, note.team_id):
+            raise Refused(FORBIDDEN, "Note not found.")
+        if fields.get("is_deleted") or (mutation and note.client_mutation_id == mutation):
+            return  # deleted on both sides, or this very change was applied before
+        raise Refused(DELETED, "The note was deleted on the server.")
+    if not note_policy.can_manage(viewer, note):
+        show = note_policy.can_view(viewer, note)
+        raise Refused(FORBIDDEN, "Only the note's owner or a team admin may change it.", show=show)
+    if mutation and note.client_mutation_id == mutation:
+        return  # a retried push: this change is already the server's
+    _same_scope(note, scope, "note")
+    _check_base(note, fields, show=True)
+    if fields.get("is_deleted"):
+        notes.delete_note(viewer, scope, note.id, client_mutation_id=mutation)
+    else:
+        notes.move_note(viewer, scope, note.id, _note_changes(fields))
+
+
+# --- categories --------------------------------------------------------------------------
+
+
+def _apply_category(
+    viewer: Viewer, record: PushedRecord, category: Category | None, default_language: str
+) -> None:
+    fields, scope = record.fields, _scope_of(viewer, record.fields)
+    changes = {name: fields[name] for name in CATEGORY_FIELDS if name in fields}
+    if category is None:
+        if not fields.get("is_deleted"):
+            categories.create_category(
+                viewer,
+                scope,
+                category_id=record.id,
+                default_language=default_language,
+                name=changes.get("name", ""),
+                content_language=changes.get("content_language"),
+                parent_category_id=changes.get("parent_category_id"),
+            )
+        return
+    try:
+        category_policy.require_scope(viewer, _row_scope(category))
+    except NotFound:
+        raise Refused(FORBIDDEN, "Category not found.") from None
+    if category.is_deleted:
+        if fields.get("is_deleted"):
+            return
+        raise Refused(DELETED, "The category was deleted on the server.")
+    _same_scope(category, scope, "category")
+    if not fields.get("is_deleted") and _category_equals(category, changes):
+        return  # already the server's (a retried push)
+    _check_base(category, fields, show=True)
+    if fields.get("is_deleted"):
+        categories.delete_category(viewer, scope, category.id)
+    else:
+        categories.move_category(viewer, scope, category.id, changes)
+
+
+def _category_equals(category: Category, changes: dict[str, Any]) -> bool:
+    language = changes.get("content_language")
+    return (
+        changes.get("name", category.name) == category.name
+        and changes.get("parent_category_id", category.parent_category_id)
+        == category.parent_category_id
+        and (not language or categories.canonical_language(language) == category.content_language)
+    )
+
+
+# --- the server's copies in conflicts ----------------------------------------------------
+
+
+def category_record(category: Category) -> dict[str, Any]:
+    """A category as sync sends it (the API's SyncCategorySchema)."""
+    return {
+        "category_id": category.id,
+        "name": category.name,
+        "content_language": category.content_language,
+        "parent_category_id": category.parent_category_id,
+        "team_id": category.team_id,
+        "is_deleted": category.is_deleted,
+        "updated_utc": category.updated_utc,
+    }
+
+
+def _attach_server_records(viewer: Viewer, conflicts: list[Conflict]) -> None:
+    """Fill `server_record` of the conflicts that show one: notes in one statement."""
+    shown = [c for c in conflicts if c.server_record is not None]
+    note_ids = [c.id for c in shown if c.entity_type == "note"]
+    found = notes.note_records(viewer, [Note.id.in_(note_ids)]) if note_ids else None
+    note_rows = {}
+    if found is not None:
+        for row in found.rows:
+            record = dict(zip(found.columns, row, strict=True))
+            note_rows[uuid.UUID(record["note_id"])] = record
+    for conflict in shown:
+        if conflict.entity_type == "note":
+            conflict.server_record = note_rows.get(conflict.id)
+        else:
+            category = db.session.get(Category, conflict.id)
+            conflict.server_record = category_record(category) if category else None
