@@ -136,6 +136,16 @@ class Config:
     # --- access sessions for secret codes (decisions: Access sessions for secret codes) ---
     # The signed HttpOnly SameSite=Lax cookie holding only a random client id; its sessions
     # are rows in trackable_access_sessions. Secure: None means "when ENV_NAME is production".
+    # The website pages' own cookie (Flask's signed session): their forms' CSRF token and
+    # one-time notices, nothing else. Secure follows TRACKABLE_ACCESS_COOKIE_SECURE.
+    SESSION_COOKIE_NAME = "ln_pages"
+    SESSION_COOKIE_SAMESITE = "Lax"
+    SESSION_COOKIE_HTTPONLY = True
+    # CSRF (Flask-WTF) guards the pages' forms only: the API takes bearer tokens.
+    WTF_CSRF_CHECK_DEFAULT = False
+    # The pages send no Referer (Referrer-Policy: no-referrer), so Flask-WTF's Referer
+    # check on HTTPS would refuse every form: the token and SameSite=Lax guard them.
+    WTF_CSRF_SSL_STRICT = False
     TRACKABLE_ACCESS_COOKIE_NAME = env_str("TRACKABLE_ACCESS_COOKIE_NAME", "ln_trackable_access")
     TRACKABLE_ACCESS_COOKIE_MAX_AGE_DAYS = env_int("TRACKABLE_ACCESS_COOKIE_MAX_AGE_DAYS", 30)
     TRACKABLE_ACCESS_COOKIE_SECURE: bool | None = (

@@ -112,6 +112,9 @@ class FormState:
 @pages.url_value_preprocessor
 def take_language(endpoint: str | None, values: dict[str, Any] | None) -> None:
     g.pop("page_language", None)
+    g.pop("page_not_found", None)
+    if endpoint == "pages.static":  # the style sheet and script have no language
+        return
     lang = (values or {}).pop("lang", None)
     if lang not in trackables.SITE_LANGUAGES:
         raise PageNotFound
@@ -148,6 +151,8 @@ def _other_language_url(lang: str) -> str | None:
     """This page in another language (a refused form's page: its landing); None on
     pages without an address of their own."""
     args = dict(request.view_args or {})
+    if g.get("page_not_found"):  # never echo what was typed into the address
+        return None
     if request.endpoint == "pages.public_page":
         return url_for("pages.public_page", **args, lang=lang)
     if "trackable_id" in args:
@@ -164,6 +169,7 @@ def page_not_found(_error: PageNotFound) -> tuple[str, int, dict[str, str]]:
 
 
 def not_found_page() -> tuple[str, int, dict[str, str]]:
+    g.page_not_found = True
     if g.get("page_language") is None:
         g.page_language = trackables.site_language(request.accept_languages)
         refresh()
@@ -271,7 +277,9 @@ def _back(trackable_id: uuid.UUID, anchor: str) -> BaseResponse:
 
 
 def _refused(trackable_id: uuid.UUID, form: str, error: ApiError) -> Any:
-    """The landing again with the service's refusal in words (404: the 404 page)."""
+    """The landing again with the service's refusal in words; when this client may no
+    longer open the landing (its session ended), a page with the refusal alone. A hidden
+    or unknown trackable is the 404 page."""
     db.session.rollback()
     if isinstance(error, TrackableError):
         _not_found_on_miss(error)
@@ -282,7 +290,11 @@ def _refused(trackable_id: uuid.UUID, form: str, error: ApiError) -> Any:
         message = str(REFUSED)
     values = {key: str(value) for key, value in request.form.items() if key != "csrf_token"}
     state = FormState(form, values, {"form": message}, error.status)
-    return _landing(trackable_id, state)
+    try:
+        return _landing(trackable_id, state)
+    except PageNotFound:
+        html = render_template("pages/error.html", message=message)
+        return html, error.status, {"Cache-Control": "no-store"}
 
 
 def _invalid(trackable_id: uuid.UUID, form: str, errors: dict[str, str]) -> Any:
@@ -430,11 +442,6 @@ def install_pages(app: Flask) -> None:
     """The pages blueprint with its catalogues and its CSRF protection (pages only: the
     API takes bearer tokens and JSON, never a cookie-authenticated form)."""
     install_i18n(app)
-    app.config.setdefault("WTF_CSRF_CHECK_DEFAULT", False)
-    # Pages send no Referer (Referrer-Policy: no-referrer): the token and SameSite=Lax
-    # cookies guard the forms, not Flask-WTF's Referer check on HTTPS.
-    app.config.setdefault("WTF_CSRF_SSL_STRICT", False)
-    app.config.setdefault("SESSION_COOKIE_SAMESITE", "Lax")
     app.config["SESSION_COOKIE_SECURE"] = trackables.AccessCookie.from_config(app.config).secure
     csrf.init_app(app)
     app.register_blueprint(pages)
