@@ -191,7 +191,7 @@ def _not_found_on_miss(error: TrackableError) -> None:
 # --- the public page -------------------------------------------------------------------------
 
 
-@pages.get("/<lang>/trackables/<public_code>")
+@pages.get("/<string(length=2):lang>/trackables/<public_code>")
 def public_page(public_code: str) -> Any:
     viewer = current_viewer()
     settings = trackables.CodeSettings.from_config(current_app.config)
@@ -267,7 +267,7 @@ def _landing(trackable_id: uuid.UUID, state: FormState | None = None) -> Any:
     return html, state.status, {"Cache-Control": "no-store"}
 
 
-@pages.get("/<lang>/trackables/active/<uuid:trackable_id>")
+@pages.get("/<string(length=2):lang>/trackables/active/<uuid:trackable_id>")
 def active_page(trackable_id: uuid.UUID) -> Any:
     return _landing(trackable_id)
 
@@ -330,7 +330,7 @@ def _mutation_id() -> str | None:
         return None  # a form not rendered by us: written without retry protection
 
 
-@pages.post("/<lang>/trackables/active/<uuid:trackable_id>/comments")
+@pages.post("/<string(length=2):lang>/trackables/active/<uuid:trackable_id>/comments")
 def post_comment(trackable_id: uuid.UUID) -> Any:
     errors: dict[str, str] = {}
     body = request.form.get("body", "").strip()
@@ -375,7 +375,7 @@ def _coordinate(name: str, limit: float, errors: dict[str, str]) -> float | None
     return value
 
 
-@pages.post("/<lang>/trackables/active/<uuid:trackable_id>/stops")
+@pages.post("/<string(length=2):lang>/trackables/active/<uuid:trackable_id>/stops")
 def post_stop(trackable_id: uuid.UUID) -> Any:
     errors: dict[str, str] = {}
     latitude = _coordinate("latitude", 90, errors)
@@ -400,7 +400,7 @@ def post_stop(trackable_id: uuid.UUID) -> Any:
     return _back(trackable_id, "stop")
 
 
-@pages.post("/<lang>/trackables/active/<uuid:trackable_id>/activate")
+@pages.post("/<string(length=2):lang>/trackables/active/<uuid:trackable_id>/activate")
 def post_activation(trackable_id: uuid.UUID) -> Any:
     viewer = current_viewer()
     if not viewer.is_authenticated:
@@ -430,7 +430,7 @@ def post_activation(trackable_id: uuid.UUID) -> Any:
     return _back(trackable_id, "top")
 
 
-@pages.post("/<lang>/trackables/active/<uuid:trackable_id>/end")
+@pages.post("/<string(length=2):lang>/trackables/active/<uuid:trackable_id>/end")
 def end_session(trackable_id: uuid.UUID) -> Any:
     trackables.end_active(_client_key(), trackable_id)
     db.session.commit()

@@ -51,12 +51,19 @@ def test_the_page_links_to_itself_in_the_other_language(api, trackable):
     assert f'href="/de/trackables/{trackable.public_code}"' in page
 
 
-@pytest.mark.parametrize("lang", ["fr", "EN", "xx-yy"])
+@pytest.mark.parametrize("lang", ["fr", "EN"])
 def test_a_language_the_site_does_not_have_is_a_404_page(api, trackable, lang):
     response = api.get(f"/{lang}/trackables/{trackable.public_code}")
     assert response.status_code == 404
     assert response.mimetype == "text/html"
     assert "Trackable not found" in text_of(response)
+
+
+def test_api_paths_are_never_taken_for_pages(api, trackable):
+    """A language is two letters: /api/trackables/... stays the API's (problem details)."""
+    response = api.get("/api/trackables/not-a-guid")
+    assert response.status_code == 404
+    assert response.mimetype == "application/problem+json"
 
 
 def test_an_unknown_code_is_a_404_page_in_the_page_language(api, trackable):
