@@ -100,3 +100,32 @@ def test_vector_tiles_in_an_mbtiles_file_are_not_served_as_images(api, app, tmp_
 @pytest.mark.parametrize("path", ["3/8/0", "3/0/8", "23/0/0"])
 def test_tiles_outside_the_world_are_404(api, path):
     assert api.get(f"/maps/tiles/{path}.png").status_code == 404
+
+
+def test_concurrent_first_requests_for_one_tile_all_get_the_whole_tile(app):
+    """Workers drawing the same tile at once each write a temporary file and rename it:
+    nobody reads half a file, and one file is left."""
+    import threading
+
+    (app.config["MAP_TILE_CACHE"] / "3" / "4" / "2.png").unlink(missing_ok=True)
+    api_warm = app.test_client().get("/maps/tiles/0/0/0.png")  # the land mask, built once
+    assert api_warm.status_code == 200
+    barrier = threading.Barrier(4)
+    results: list[bytes] = []
+
+    def fetch() -> None:
+        client = app.test_client()
+        barrier.wait()
+        response = client.get("/maps/tiles/3/4/2.png")
+        results.append(response.get_data() if response.status_code == 200 else b"")
+
+    threads = [threading.Thread(target=fetch) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 4
+    assert all(result.startswith(PNG) for result in results)
+    assert len(set(results)) == 1
+    folder = app.config["MAP_TILE_CACHE"] / "3" / "4"
+    assert sorted(path.name for path in folder.iterdir()) == ["2.png"]
