@@ -108,8 +108,9 @@ def test_concurrent_first_requests_for_one_tile_all_get_the_whole_tile(app):
     import threading
 
     (app.config["MAP_TILE_CACHE"] / "3" / "4" / "2.png").unlink(missing_ok=True)
-    api_warm = app.test_client().get("/maps/tiles/0/0/0.png")  # the land mask, built once
-    assert api_warm.status_code == 200
+    warm = app.test_client().get("/maps/tiles/0/0/0.png")  # the land mask, built once
+    assert warm.status_code == 200
+    warm.close()
     barrier = threading.Barrier(4)
     results: list[bytes] = []
 
@@ -118,6 +119,7 @@ def test_concurrent_first_requests_for_one_tile_all_get_the_whole_tile(app):
         barrier.wait()
         response = client.get("/maps/tiles/3/4/2.png")
         results.append(response.get_data() if response.status_code == 200 else b"")
+        response.close()
 
     threads = [threading.Thread(target=fetch) for _ in range(4)]
     for thread in threads:
