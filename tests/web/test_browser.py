@@ -48,14 +48,27 @@ def _browser_missing() -> str | None:
     return None
 
 
+def require_browser(missing: str | None, required: bool) -> None:
+    """Skip (locally) or fail (CI: REQUIRE_BROWSER_TESTS=1) when the browser is missing."""
+    if missing is None:
+        return
+    if required:
+        pytest.fail(f"browser tests are required here, but: {missing}")
+    pytest.skip(f"browser tests skipped: {missing}")
+
+
 @pytest.fixture(scope="module")
 def chromium_path() -> Path:
-    missing = _browser_missing()
-    if missing:
-        if os.environ.get("REQUIRE_BROWSER_TESTS") == "1":
-            pytest.fail(f"browser tests are required here, but: {missing}")
-        pytest.skip(f"browser tests skipped: {missing}")
+    require_browser(_browser_missing(), os.environ.get("REQUIRE_BROWSER_TESTS") == "1")
     return CHROMIUM
+
+
+def test_a_missing_browser_skips_locally_and_fails_where_it_is_required():
+    require_browser(None, required=True)  # present: runs
+    with pytest.raises(pytest.skip.Exception, match="no Chromium at"):
+        require_browser("no Chromium at /usr/bin/chromium", required=False)
+    with pytest.raises(pytest.fail.Exception, match="required here"):
+        require_browser("no Chromium at /usr/bin/chromium", required=True)
 
 
 @pytest.fixture
