@@ -19,11 +19,13 @@ tile wherever it has tiles.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import math
 import os
 import sqlite3
 import tempfile
+import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -139,10 +141,9 @@ def build_land_mask(target: Path) -> None:
     held (a few seconds, once per machine)."""
     import zipfile
 
-    import global_land_mask
     import numpy as np
 
-    source = Path(global_land_mask.__file__).resolve().parent / "globe_combined_mask_compressed.npz"
+    source = _package_folder("global_land_mask") / "globe_combined_mask_compressed.npz"
     with zipfile.ZipFile(source) as archive, archive.open("mask.npy") as file:
         version = np.lib.format.read_magic(file)
         if version == (1, 0):
@@ -169,15 +170,30 @@ def build_land_mask(target: Path) -> None:
         raise
 
 
+def _package_folder(name: str) -> Path:
+    """Where an installed package's files are, without importing it (importing
+    `global_land_mask` unpacks its whole mask: about 1 GB and several seconds)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"the {name} package is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+_building = threading.Lock()
+
+
 @cache
 def land_mask(cache_root: Path) -> LandMask:
-    """The thinned mask kept in `cache_root`, built there first when missing."""
+    """The thinned mask kept in `cache_root`, built there first when missing (once per
+    process however many requests ask at once; concurrent processes each write a whole
+    file and rename it)."""
     import numpy as np
 
     path = cache_root / MASK_FILE
-    if not path.is_file():
-        cache_root.mkdir(parents=True, exist_ok=True)
-        build_land_mask(path)
+    with _building:
+        if not path.is_file():
+            cache_root.mkdir(parents=True, exist_ok=True)
+            build_land_mask(path)
     with np.load(path) as stored:
         bits = stored["bits"]
         return LandMask(bits, bits.shape[0], int(stored["columns"]))

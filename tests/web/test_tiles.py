@@ -131,3 +131,13 @@ def test_concurrent_first_requests_for_one_tile_all_get_the_whole_tile(app):
     assert len(set(results)) == 1
     folder = app.config["MAP_TILE_CACHE"] / "3" / "4"
     assert sorted(path.name for path in folder.iterdir()) == ["2.png"]
+
+
+def test_the_land_mask_package_is_read_without_being_imported():
+    """Importing `global_land_mask` unpacks its whole mask (about 1 GB): the base map only
+    reads the file the package ships, streaming it."""
+    import sys
+
+    folder = tiles._package_folder("global_land_mask")
+    assert (folder / "globe_combined_mask_compressed.npz").is_file()
+    assert "global_land_mask" not in sys.modules
