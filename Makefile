@@ -6,7 +6,7 @@ PORT ?= 8000
 # pytest-xdist workers for `make test`; TEST_WORKERS=0 runs in one process
 TEST_WORKERS ?= auto
 
-.PHONY: run test lint fmt migrate seed clean bench
+.PHONY: run test lint fmt migrate seed clean bench messages
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
@@ -39,6 +39,10 @@ migrate: $(VENV)/.installed  ## apply migrations to DATABASE_URL (default instan
 
 seed: migrate  ## a small demo data set (idempotent)
 	$(BIN)/flask --app wsgi seed demo
+
+messages: $(VENV)/.installed  ## extract the website pages' strings and merge them into each catalogue
+	$(BIN)/pybabel extract -F babel.cfg -k _l --no-location --sort-output --project "Location Notes Service" -o app/web/translations/messages.pot .
+	$(BIN)/pybabel update -i app/web/translations/messages.pot -d app/web/translations --ignore-obsolete --width 100
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

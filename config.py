@@ -140,6 +140,16 @@ class Config:
     # --- access sessions for secret codes (decisions: Access sessions for secret codes) ---
     # The signed HttpOnly SameSite=Lax cookie holding only a random client id; its sessions
     # are rows in trackable_access_sessions. Secure: None means "when ENV_NAME is production".
+    # The website pages' own cookie (Flask's signed session): their forms' CSRF token and
+    # one-time notices, nothing else. Secure follows TRACKABLE_ACCESS_COOKIE_SECURE.
+    SESSION_COOKIE_NAME = "ln_pages"
+    SESSION_COOKIE_SAMESITE = "Lax"
+    SESSION_COOKIE_HTTPONLY = True
+    # CSRF (Flask-WTF) guards the pages' forms only: the API takes bearer tokens.
+    WTF_CSRF_CHECK_DEFAULT = False
+    # The pages send no Referer (Referrer-Policy: no-referrer), so Flask-WTF's Referer
+    # check on HTTPS would refuse every form: the token and SameSite=Lax guard them.
+    WTF_CSRF_SSL_STRICT = False
     TRACKABLE_ACCESS_COOKIE_NAME = env_str("TRACKABLE_ACCESS_COOKIE_NAME", "ln_trackable_access")
     TRACKABLE_ACCESS_COOKIE_MAX_AGE_DAYS = env_int("TRACKABLE_ACCESS_COOKIE_MAX_AGE_DAYS", 30)
     TRACKABLE_ACCESS_COOKIE_SECURE: bool | None = (
@@ -164,6 +174,14 @@ class Config:
     # Maps and privacy (contract: System)
     MAP_TILE_ROOT = Path(env_str("MAP_TILE_ROOT", str(INSTANCE_DIR / "tiles")))
     HOSTED_MAP_TILE_URL_TEMPLATE = "/maps/tiles/{z}/{x}/{y}.png"
+    # A full raster tile set as one MBTiles file (served where MAP_TILE_ROOT has no tile).
+    MAP_TILE_MBTILES = env_str("MAP_TILE_MBTILES", "")
+    # The built-in base map (zoom 0-6, drawn on first request) and where it is kept.
+    MAP_BASE_TILES = env_bool("MAP_BASE_TILES", True)
+    MAP_TILE_CACHE = Path(env_str("MAP_TILE_CACHE", str(INSTANCE_DIR / "tile-cache")))
+    # The highest zoom the website's journey maps use (6: the base map's; raise it with
+    # a full tile set).
+    MAP_PAGE_MAX_ZOOM = env_int("MAP_PAGE_MAX_ZOOM", 6)
     GOOGLE_MAPS_API_KEY = env_str("GOOGLE_MAPS_API_KEY", "")
     OPENSTREETMAP_ENABLED = env_bool("OPENSTREETMAP_ENABLED", True)
     DEFAULT_EXPERIENCE_MODE = env_str("DEFAULT_EXPERIENCE_MODE", "latest_and_greatest")

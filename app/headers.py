@@ -3,8 +3,9 @@
 - Every response: `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`
   (trackable URLs carry codes) and `X-Frame-Options: DENY`.
 - HTML: a Content-Security-Policy with `frame-ancestors 'none'`; the service's own pages
-  load nothing (`default-src 'none'`), the API documentation page loads its local assets
-  and runs Swagger UI's inline start-up script.
+  load only their own images (map tiles), style sheet and script files, never inline
+  script or style (`default-src 'none'`); the API documentation page loads its local
+  assets and runs Swagger UI's inline start-up script.
 - Token and account responses (`/api/auth/...`, `/api/account`): `Cache-Control:
   no-store`, unless the route set its own.
 - `Strict-Transport-Security` only when `APP_ENV=production` and `HSTS_MAX_AGE_SECONDS`
@@ -23,8 +24,8 @@ import functools
 from flask import Flask, Response, current_app, request
 
 PAGE_POLICY = (
-    "default-src 'none'; img-src 'self' data:; style-src 'self'; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'none'"
+    "default-src 'none'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 DOCS_POLICY = (
     "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "

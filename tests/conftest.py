@@ -89,6 +89,8 @@ def make_test_app(database_url: str, tmp_path: Path, **overrides: Any) -> Flask:
         "SQLALCHEMY_DATABASE_URI": database_url,
         "IMAGE_ROOT": tmp_path / "images",
         "MAP_TILE_ROOT": tmp_path / "tiles",
+        # Shared by a worker's tests: the base map's thinned land mask is built once.
+        "MAP_TILE_CACHE": tmp_path / "tile-cache",
         "MAIL_BACKEND": "memory",
         "RATELIMIT_STORAGE_URI": "memory://",
         "LOG_LEVEL": "WARNING",

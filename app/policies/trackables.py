@@ -7,8 +7,10 @@ Responses the contract leaves open, Access sessions for secret codes).
   they are an active member of its team), or a current admin of its team. An
   unactivated trackable is managed by its creator, who holds its secret.
 - Viewing: a manager always; an unlocker (secret code or QR token, by session cookie or
-  by account) always; everyone else only an activated `AlwaysVisibleToEveryone` one. A
-  trackable the viewer may not see is 404 (`trackable_not_found`), like a missing one.
+  by account) always; the owner scope of a note it is attached to (the note's owner, a
+  team note's active members: Note visibility rule 4) while the note stands; everyone
+  else only an activated `AlwaysVisibleToEveryone` one. A trackable the viewer may not
+  see is 404 (`trackable_not_found`), like a missing one.
 - Anonymous public list: activated and `AlwaysVisibleToEveryone` (`public_list_filter`).
 - Groups: the group's creator controls it; a team group also its team's admins. A group
   is visible to its controllers and when any of its items is visible to the viewer.
@@ -17,6 +19,7 @@ Responses the contract leaves open, Access sessions for secret codes).
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from sqlalchemy import and_, exists, false, or_, select
 from sqlalchemy.sql.elements import ColumnElement
@@ -24,13 +27,16 @@ from sqlalchemy.sql.elements import ColumnElement
 from app.auth import Viewer
 from app.errors import TrackableError
 from app.extensions import db
+from app.models.note import Note
 from app.models.trackable import (
     JourneyStop,
     Trackable,
     TrackableComment,
     TrackableGroup,
     TrackableVisibility,
+    note_trackables,
 )
+from app.policies import notes as note_policy
 
 # --- managing ----------------------------------------------------------------------------
 
@@ -83,10 +89,35 @@ def has_unlocked(viewer: Viewer, trackable: Trackable) -> bool:
     return trackable.id in viewer.unlocked_trackable_ids
 
 
+def _in_note_scope(viewer: Viewer, trackable_id: Any) -> ColumnElement[bool] | None:
+    """Note visibility rule 4: attached to a (not deleted) note of the viewer's workspace,
+    the note's owner scope (its owner; a team note's active members). None when the
+    viewer has no workspace."""
+    workspace = note_policy.workspace_filter(viewer)
+    if workspace is None:
+        return None
+    return exists().where(
+        note_trackables.c.trackable_id == trackable_id,
+        note_trackables.c.note_id == Note.id,
+        Note.is_deleted.is_(False),
+        workspace,
+    )
+
+
+def shares_note_scope(viewer: Viewer, trackable: Trackable) -> bool:
+    """Whether a note of the viewer's workspace carries the trackable (rule 4)."""
+    attached = _in_note_scope(viewer, trackable.id)
+    return attached is not None and bool(db.session.scalar(select(attached)))
+
+
 def can_view(viewer: Viewer, trackable: Trackable) -> bool:
     if can_manage(viewer, trackable) or has_unlocked(viewer, trackable):
         return True
-    return trackable.is_activated and trackable.visibility == TrackableVisibility.ALWAYS_VISIBLE
+    if not trackable.is_activated:
+        return False
+    if trackable.visibility == TrackableVisibility.ALWAYS_VISIBLE:
+        return True
+    return shares_note_scope(viewer, trackable)
 
 
 def public_list_filter() -> ColumnElement[bool]:
@@ -102,6 +133,9 @@ def visible_filter(viewer: Viewer) -> ColumnElement[bool]:
     grants = [public_list_filter(), manage_filter(viewer)]
     if viewer.unlocked_trackable_ids:
         grants.append(Trackable.id.in_(list(viewer.unlocked_trackable_ids)))
+    attached = _in_note_scope(viewer, Trackable.id)
+    if attached is not None:
+        grants.append(and_(Trackable.owner_user_id.is_not(None), attached))
     return or_(*grants)
 
 

@@ -5,11 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import flask_swagger_ui
-from flask import Blueprint, Flask, Response, current_app, jsonify, send_from_directory
+from flask import (
+    Blueprint,
+    Flask,
+    Response,
+    current_app,
+    jsonify,
+    send_file,
+    send_from_directory,
+)
 from sqlalchemy import text
 
 from app.errors import problem
 from app.extensions import db
+from app.storage import tiles
 
 web = Blueprint("web", __name__)
 
@@ -44,17 +53,35 @@ def docs_asset(filename: str) -> Response:
 
 @web.get("/maps/tiles/<int:z>/<int:x>/<int:y>.png")
 def hosted_tile(z: int, x: int, y: int) -> Response:
-    """A hosted map tile, used when privacy rules forbid third-party map providers."""
-    if not 0 <= z <= 22 or not (0 <= x < 2**z and 0 <= y < 2**z):
+    """A hosted map tile, used when privacy rules forbid third-party map providers: from
+    the tile directory, the MBTiles file or the built-in base map (app.storage.tiles)."""
+    config = current_app.config
+    mbtiles = config.get("MAP_TILE_MBTILES")
+    cache_root = config.get("MAP_TILE_CACHE") if config.get("MAP_BASE_TILES", True) else None
+    tile = tiles.find_tile(
+        z,
+        x,
+        y,
+        tile_root=Path(config["MAP_TILE_ROOT"]),
+        mbtiles=Path(mbtiles) if mbtiles else None,
+        cache_root=Path(cache_root) if cache_root else None,
+    )
+    if tile is None:
         return problem(404, "Not found", "No such tile.")
-    root = Path(current_app.config["MAP_TILE_ROOT"])
-    return send_from_directory(root, f"{z}/{x}/{y}.png", mimetype="image/png", max_age=86400)
+    if tile.path is not None:
+        return send_file(tile.path, mimetype=tile.mimetype, max_age=86400)
+    response = Response(tile.data, mimetype=tile.mimetype)
+    response.cache_control.public = True
+    response.cache_control.max_age = 86400
+    return response
 
 
 def register_web(app: Flask) -> None:
     from app.web.images import files as image_files  # GET /Images/{Variant}/{guid}-{size}.jpg
+    from app.web.pages import install_pages  # /{lang}/trackables/...
     from app.web.trackables import entry  # GET /trackable/{code}
 
     app.register_blueprint(web)
     app.register_blueprint(entry)
     app.register_blueprint(image_files)
+    install_pages(app)

@@ -4,7 +4,6 @@ and journey, rules 1-3), with their schemas and the fields every activity write 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 from uuid import UUID
 
@@ -22,10 +21,9 @@ from app.models.trackable import (
     CLIENT_MUTATION_ID_MAX_LENGTH,
     COMMENT_BODY_MAX_LENGTH,
     COMMENT_NAME_MAX_LENGTH,
+    CONTROL_CHARACTERS,
 )
 from app.services import trackables
-
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def no_control_characters(value: str) -> None:

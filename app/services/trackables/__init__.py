@@ -34,7 +34,14 @@ from app.services.trackables.groups import GroupMembership, attach_to_group, det
 from app.services.trackables.guesses import GuessBudgetExceeded, check_budget, count_miss, guess_key
 from app.services.trackables.issuing import IssuedCodes
 from app.services.trackables.journey import record_stop
-from app.services.trackables.lookup import LookupResult, lookup_code, resolve, site_language
+from app.services.trackables.lookup import (
+    SITE_LANGUAGES,
+    LookupResult,
+    find_by_public_code,
+    lookup_code,
+    resolve,
+    site_language,
+)
 from app.services.trackables.possession import Credential
 from app.services.trackables.reads import (
     TrackableList,
@@ -73,6 +80,7 @@ from app.services.trackables.watches import (
 )
 
 __all__ = [
+    "SITE_LANGUAGES",
     "AccessCookie",
     "Activation",
     "ActiveItem",
@@ -113,6 +121,7 @@ __all__ = [
     "detach_from_group",
     "edit_comment",
     "end_active",
+    "find_by_public_code",
     "get_journey",
     "get_trackable",
     "guess_key",

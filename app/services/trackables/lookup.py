@@ -91,6 +91,16 @@ def resolve(settings: CodeSettings, code: str) -> tuple[Trackable, CodeKind] | N
     return best.Trackable, best.kind
 
 
+def find_by_public_code(viewer: Viewer, code: str, settings: CodeSettings) -> Trackable:
+    """The trackable whose public code this is (typed forms normalised) when the viewer
+    may see it (the public page); else 404 `trackable_not_found`. A secret code or QR
+    token is no public code here: it finds nothing, as an unknown code does."""
+    match = resolve(settings, code)
+    if match is None or match[1] is not CodeKind.PUBLIC or not policy.can_view(viewer, match[0]):
+        raise policy.not_found()
+    return match[0]
+
+
 def site_language(accepted: LanguageAccept) -> str:
     """The page language: the best of SITE_LANGUAGES the Accept-Language header accepts
     (`de-AT` counts for `de`, at its own quality), else the first. Accounts keep no

@@ -1,0 +1,370 @@
+"""The active landing /{lang}/trackables/active/{trackableId} and its forms (contract:
+website routes; Trackables: comments and journey, rule 1; Trackable activation; Active
+secret session): who opens it, each form's success, each error in words in each
+language, CSRF refusal, retries writing once, ending the session."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models.trackable import (
+    JourneyStop,
+    Trackable,
+    TrackableAccessSession,
+    TrackableComment,
+    TrackableVisibility,
+)
+from tests.factories import count_rows, make_team, make_trackable, make_user
+from tests.web.conftest import Finder, errors_of, form_fields, notices_of, text_of
+
+# --- who opens it ----------------------------------------------------------------------------
+
+
+def test_scanning_the_qr_url_lands_on_the_active_page(api, trackable):
+    response = Finder(api, trackable).scan()
+    assert response.headers["Location"] == f"/en/trackables/active/{trackable.id}"
+    page = api.get(response.headers["Location"])
+    assert page.status_code == 200
+    assert "Blue bug" in text_of(page)
+    assert page.headers["Cache-Control"] == "no-store"
+
+
+def test_a_german_browser_lands_on_the_german_page(api, trackable):
+    response = api.get(
+        f"/trackable/{Finder(api, trackable).trackable.public_code}",
+        headers={"Accept-Language": "de-CH, en;q=0.5"},
+    )
+    assert response.headers["Location"] == f"/de/trackables/{trackable.public_code}"
+    finder = Finder(api, trackable, lang="de")
+    finder.scan()
+    page = text_of(api.get(finder.landing))
+    for words in ("Kommentar schreiben", "Reisestation hinzufügen", "Breitengrad", "Sitzung"):
+        assert words in page
+
+
+def test_without_a_session_the_active_page_is_a_404_page(api, trackable):
+    response = api.get(f"/en/trackables/active/{trackable.id}")
+    assert response.status_code == 404
+    assert response.mimetype == "text/html"
+    assert (
+        api.as_user(make_user("sam")).get(f"/en/trackables/active/{trackable.id}").status_code
+        == 404
+    )
+
+
+def test_the_manager_opens_the_active_page_without_a_session(api, trackable, owner):
+    assert api.as_user(owner).get(f"/en/trackables/active/{trackable.id}").status_code == 200
+
+
+def test_an_unknown_trackable_id_is_a_404_page(api, finder):
+    import uuid
+
+    assert api.get(f"/en/trackables/active/{uuid.uuid4()}").status_code == 404
+    assert api.get("/en/trackables/active/not-a-guid").status_code == 404
+
+
+# --- comments ------------------------------------------------------------------------------
+
+
+def test_a_comment_is_posted_and_shown_on_the_public_page(api, finder):
+    response = finder.post("comments", {"body": "Found it by the lake", "displayName": "Kim"})
+    assert response.status_code == 303
+    assert response.headers["Location"] == f"{finder.landing}#comment"
+    assert notices_of(api.get(finder.landing)) == ["Your comment was posted."]
+    comment = db.session.scalars(select(TrackableComment)).one()
+    assert (comment.body, comment.author_display_name, comment.author_user_id) == (
+        "Found it by the lake",
+        "Kim",
+        None,
+    )
+    page = text_of(api.get(finder.public))
+    assert "Found it by the lake" in page
+    assert "Kim" in page
+
+
+def test_a_signed_in_holder_comments_under_their_account_name(api, finder):
+    user = make_user("ann", display_name="Ann A.")
+    signed_in = Finder(api.as_user(user), finder.trackable)
+    page = text_of(signed_in.api.get(signed_in.landing))
+    assert 'name="displayName"' not in page  # the account's name shows
+    assert signed_in.post("comments", {"body": "Hello"}).status_code == 303
+    assert db.session.scalars(select(TrackableComment)).one().author_user_id == user.id
+
+
+def test_the_same_form_sent_twice_writes_one_comment(api, finder):
+    fields = form_fields(api.get(finder.landing))
+    for _ in range(2):
+        response = api.post(f"{finder.landing}/comments", data={**fields, "body": "Once"})
+        assert response.status_code == 303
+    assert count_rows(TrackableComment) == 1
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "en", "de"),
+    [
+        ({"body": "   "}, "body", "Write a comment first.", "Schreibe zuerst einen Kommentar."),
+        (
+            {"body": "x" * 4001},
+            "body",
+            "A comment may be at most 4000 characters long.",
+            "Ein Kommentar darf höchstens 4000 Zeichen lang sein.",
+        ),
+        (
+            {"body": "Hi", "displayName": "n" * 51},
+            "displayName",
+            "Your name may be at most 50 characters long.",
+            "Dein Name darf höchstens 50 Zeichen lang sein.",
+        ),
+        (
+            {"body": "Hi", "displayName": "Kim\u202e"},
+            "displayName",
+            "Your name must not contain control or direction characters.",
+            "Dein Name darf keine Steuer- oder Richtungszeichen enthalten.",
+        ),
+    ],
+)
+def test_each_comment_form_error_is_shown_in_words(api, trackable, data, field, en, de):
+    for lang, message in (("en", en), ("de", de)):
+        finder = Finder(api, trackable, lang=lang)
+        finder.scan()
+        response = finder.post("comments", data)
+        assert response.status_code == 400
+        assert errors_of(response) == [message]
+        assert f'id="comment-{field}-error"' in text_of(response)
+    assert count_rows(TrackableComment) == 0
+
+
+def test_a_refused_comment_keeps_what_was_typed(api, finder):
+    response = finder.post("comments", {"body": "My story", "displayName": "n" * 51})
+    page = text_of(response)
+    assert ">My story</textarea>" in page
+
+
+# --- journey stops -------------------------------------------------------------------------
+
+
+def test_a_typed_stop_is_added_and_shown_on_the_public_page(api, finder):
+    response = finder.post("stops", {"latitude": "47,3769", "longitude": " 8.5417 "})
+    assert response.status_code == 303
+    assert response.headers["Location"] == f"{finder.landing}#stop"
+    stop = db.session.scalars(select(JourneyStop)).one()
+    assert (stop.latitude, stop.longitude, stop.is_anonymous) == (47.3769, 8.5417, True)
+    page = text_of(api.get(finder.public))
+    assert "47.3769, 8.5417" in page
+    assert '<g class="stop">' in page
+
+
+@pytest.mark.parametrize(
+    ("data", "errors_en", "errors_de"),
+    [
+        (
+            {"latitude": "", "longitude": ""},
+            ["Enter a number.", "Enter a number."],
+            ["Gib eine Zahl ein.", "Gib eine Zahl ein."],
+        ),
+        (
+            {"latitude": "north", "longitude": "8"},
+            ["Enter a number, such as 47.3769."],
+            ["Gib eine Zahl ein, zum Beispiel 47.3769."],
+        ),
+        (
+            {"latitude": "91", "longitude": "-180.5"},
+            ["Enter a number from -90 to 90.", "Enter a number from -180 to 180."],
+            ["Gib eine Zahl von -90 bis 90 ein.", "Gib eine Zahl von -180 bis 180 ein."],
+        ),
+        (
+            {"latitude": "nan", "longitude": "inf"},
+            ["Enter a number from -90 to 90.", "Enter a number from -180 to 180."],
+            ["Gib eine Zahl von -90 bis 90 ein.", "Gib eine Zahl von -180 bis 180 ein."],
+        ),
+    ],
+)
+def test_each_stop_form_error_is_shown_in_words(api, trackable, data, errors_en, errors_de):
+    for lang, expected in (("en", errors_en), ("de", errors_de)):
+        finder = Finder(api, trackable, lang=lang)
+        finder.scan()
+        response = finder.post("stops", data)
+        assert response.status_code == 400
+        assert errors_of(response) == expected
+    assert count_rows(JourneyStop) == 0
+
+
+# --- the services' refusals, in words --------------------------------------------------------
+
+
+def test_an_unactivated_item_asks_to_sign_in_and_refuses_writes_in_words(api, owner):
+    unactivated = make_trackable(None, name="Boxed", created_by_user_id=owner.id)
+    for lang, words in (
+        ("en", "This trackable has to be activated before it takes comments or journey stops."),
+        ("de", "Dieser Trackable muss erst aktiviert werden"),
+    ):
+        finder = Finder(api, unactivated, lang=lang)
+        finder.scan()
+        page = text_of(api.get(finder.landing))
+        assert 'name="body"' not in page  # no comment form, the activation section instead
+        fields = form_fields(api.get(finder.landing))
+        response = api.post(f"{finder.landing}/comments", data={**fields, "body": "Hi"})
+        assert response.status_code == 400
+        assert words in errors_of(response)[0]
+        response = api.post(
+            f"{finder.landing}/stops", data={**fields, "latitude": "1", "longitude": "2"}
+        )
+        assert response.status_code == 400
+        assert words in errors_of(response)[0]
+    assert count_rows(TrackableComment) == 0
+
+
+def test_an_ended_session_refuses_a_write_in_words(api, finder):
+    fields = form_fields(api.get(finder.landing))
+    db.session.execute(TrackableAccessSession.__table__.delete())
+    db.session.commit()
+    response = api.post(f"{finder.landing}/comments", data={**fields, "body": "Late"})
+    assert response.status_code == 403
+    assert errors_of(response) == [
+        "This device no longer holds this trackable. Scan its QR code or enter its secret "
+        "code again, then try once more."
+    ]
+    assert count_rows(TrackableComment) == 0
+
+
+def test_an_ended_session_on_a_hidden_item_is_a_404_page(api, owner):
+    hidden = make_trackable(owner, visibility=TrackableVisibility.ONCE_ACCESSED)
+    finder = Finder(api, hidden)
+    finder.scan()
+    fields = form_fields(api.get(finder.landing))
+    db.session.execute(TrackableAccessSession.__table__.delete())
+    db.session.commit()
+    response = api.post(f"{finder.landing}/comments", data={**fields, "body": "Late"})
+    assert response.status_code == 404
+    assert "Trackable not found" in text_of(response)
+
+
+# --- activation ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def boxed(owner) -> Trackable:
+    return make_trackable(None, name="", created_by_user_id=owner.id)
+
+
+def test_a_signed_in_holder_activates_personally(api, boxed):
+    user = make_user("kim")
+    finder = Finder(api.as_user(user), boxed)
+    finder.scan()
+    page = text_of(finder.api.get(finder.landing))
+    assert 'value="personal"' in page
+    response = finder.post("activate", {"name": "Red paddle", "context": "personal"})
+    assert response.status_code == 303
+    db.session.refresh(boxed)
+    assert (boxed.owner_user_id, boxed.team_id, boxed.name) == (user.id, None, "Red paddle")
+    assert notices_of(finder.api.get(finder.landing)) == ["The trackable is activated."]
+
+
+def test_a_signed_in_holder_activates_for_their_team(api, boxed):
+    user = make_user("kim")
+    team = make_team(user, name="Paddlers")
+    finder = Finder(api.as_user(user), boxed)
+    finder.scan()
+    assert "Team Paddlers" in text_of(finder.api.get(finder.landing))
+    response = finder.post("activate", {"name": "Red paddle", "context": str(team.id)})
+    assert response.status_code == 303
+    db.session.refresh(boxed)
+    assert boxed.team_id == team.id
+
+
+def test_activation_errors_are_shown_in_words(api, boxed):
+    user = make_user("kim")
+    finder = Finder(api.as_user(user), boxed)
+    finder.scan()
+    response = finder.post("activate", {"name": "", "context": "personal"})
+    assert (response.status_code, errors_of(response)) == (
+        400,
+        ["An activated trackable needs a name: enter one."],
+    )
+    response = finder.post("activate", {"name": "x" * 201})
+    assert errors_of(response) == ["A name may be at most 200 characters long."]
+    response = finder.post("activate", {"name": "Paddle", "context": "my-team"})
+    assert errors_of(response) == ["Choose personal or one of your teams."]
+    stranger_team = make_team(make_user("tara"))
+    response = finder.post("activate", {"name": "Paddle", "context": str(stranger_team.id)})
+    assert response.status_code == 404
+    assert errors_of(response) == [
+        "This was refused: you may only activate for a team you are an active member of."
+    ]
+    db.session.refresh(boxed)
+    assert boxed.owner_user_id is None
+
+
+def test_an_anonymous_holder_is_asked_to_sign_in_to_activate(api, boxed):
+    finder = Finder(api, boxed, lang="de")
+    finder.scan()
+    page = text_of(api.get(finder.landing))
+    assert "Melde dich in der App mit deinem Konto an" in page
+    assert 'name="context"' not in page
+    response = finder.post("activate", {"name": "Mine now"})
+    assert response.status_code == 401
+    assert "Melde dich in der App mit deinem Konto an" in errors_of(response)[0]
+    db.session.refresh(boxed)
+    assert boxed.owner_user_id is None
+
+
+def test_activating_twice_is_refused_in_words(api, boxed):
+    user = make_user("kim")
+    finder = Finder(api.as_user(user), boxed)
+    finder.scan()
+    fields = form_fields(finder.api.get(finder.landing))
+    assert (
+        finder.api.post(f"{finder.landing}/activate", data={**fields, "name": "One"}).status_code
+        == 303
+    )
+    response = finder.api.post(f"{finder.landing}/activate", data={**fields, "name": "Two"})
+    assert response.status_code == 400
+    assert errors_of(response) == ["This trackable is already activated."]
+
+
+# --- ending the session --------------------------------------------------------------------
+
+
+def test_ending_the_session_removes_the_trackable_from_this_device(api, finder):
+    response = finder.post("end", {})
+    assert response.status_code == 200
+    assert "Session ended" in text_of(response)
+    assert count_rows(TrackableAccessSession) == 0
+    assert api.get(finder.landing).status_code == 404
+    assert api.get(finder.public).status_code == 200  # a public item stays public
+
+
+# --- CSRF ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("form", ["comments", "stops", "activate", "end"])
+@pytest.mark.parametrize("token", [None, "forged", "other-session"])
+def test_a_form_without_a_valid_csrf_token_is_refused_and_nothing_happens(
+    api, app, finder, form, token
+):
+    data = {"body": "Hi", "latitude": "1", "longitude": "2", "name": "Mine"}
+    if token == "forged":
+        data["csrf_token"] = "IjRkZTk5Y2E4In0.forged.token"
+    elif token == "other-session":
+        other = app.test_client()
+        Finder(type(api)(other), finder.trackable).scan()
+        data["csrf_token"] = form_fields(other.get(finder.landing))["csrf_token"]
+    response = api.post(f"{finder.landing}/{form}", data=data)
+    assert response.status_code == 400
+    assert response.mimetype == "text/html"
+    assert "This form has expired or did not come from this page" in text_of(response)
+    assert count_rows(TrackableComment) == count_rows(JourneyStop) == 0
+    assert count_rows(TrackableAccessSession) == 2 if token == "other-session" else 1
+
+
+def test_the_page_session_cookie_is_httponly_and_samesite_lax(api, finder):
+    response = api.get(finder.landing)
+    cookies = [
+        value for value in response.headers.getlist("Set-Cookie") if value.startswith("ln_pages=")
+    ]
+    assert cookies
+    for cookie in cookies:
+        assert "HttpOnly" in cookie
+        assert "SameSite=Lax" in cookie

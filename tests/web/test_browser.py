@@ -1,0 +1,228 @@
+"""The finder's journey in a real headless Chromium (Debian's /usr/bin/chromium, driven by
+Playwright; no browser is ever downloaded) against the app served on a free port over the
+test database: scan the QR URL, land on the active page, post a comment and a journey
+stop from a faked geolocation, see both on the public page. Phone-sized screenshots of
+each page are saved into docs/screenshots/ (linked from the README).
+
+Without /usr/bin/chromium these tests skip, saying why; with REQUIRE_BROWSER_TESTS=1
+(CI sets it) they fail instead, so CI can never pass them silently."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from werkzeug.serving import make_server
+
+from app.models.trackable import TrackableVisibility
+from tests.factories import codes_of, make_trackable, make_user
+
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+PHONE = {"width": 390, "height": 844}  # a common phone's CSS viewport
+ZURICH = {"latitude": 47.3769, "longitude": 8.5417}
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _browser_missing() -> str | None:
+    if not CHROMIUM.is_file():
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright for Python is not installed (the test extras)"
+    return None
+
+
+def require_browser(missing: str | None, required: bool) -> None:
+    """Skip (locally) or fail (CI: REQUIRE_BROWSER_TESTS=1) when the browser is missing."""
+    if missing is None:
+        return
+    if required:
+        pytest.fail(f"browser tests are required here, but: {missing}")
+    pytest.skip(f"browser tests skipped: {missing}")
+
+
+@pytest.fixture(scope="module")
+def chromium_path() -> Path:
+    require_browser(_browser_missing(), os.environ.get("REQUIRE_BROWSER_TESTS") == "1")
+    return CHROMIUM
+
+
+def test_a_missing_browser_skips_locally_and_fails_where_it_is_required():
+    require_browser(None, required=True)  # present: runs
+    with pytest.raises(pytest.skip.Exception, match="no Chromium at"):
+        require_browser("no Chromium at /usr/bin/chromium", required=False)
+    with pytest.raises(pytest.fail.Exception, match="required here"):
+        require_browser("no Chromium at /usr/bin/chromium", required=True)
+
+
+@pytest.fixture
+def live_server(app) -> Iterator[str]:
+    """The app served by a real HTTP server in a thread, on a free port."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+        server.server_close()
+
+
+@pytest.fixture
+def phone(chromium_path, tmp_path) -> Iterator[Any]:
+    """A phone-sized browser context with a fresh profile that shares a faked location."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=str(chromium_path),
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport=PHONE,
+            device_scale_factor=2,
+            is_mobile=True,
+            has_touch=True,
+            locale="en-GB",
+            geolocation=ZURICH,
+            permissions=["geolocation"],
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def screenshot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    target = SCREENSHOTS / name
+    temporary = target.with_suffix(".part.png")
+    page.screenshot(path=str(temporary), full_page=True)
+    shutil.move(temporary, target)
+
+
+def record_error(problems: list[str], message: Any) -> None:
+    if message.type == "error":
+        problems.append(message.text)
+
+
+def wait_for_tiles(page: Any) -> None:
+    """Until every map tile has loaded (each is drawn by the server on first request)."""
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('svg image')].length > 0",
+        timeout=30_000,
+    )
+    page.wait_for_load_state("networkidle", timeout=60_000)
+
+
+def test_a_finder_scans_comments_adds_a_stop_and_sees_them_on_the_public_page(
+    app, live_server, phone
+):
+    trackable = make_trackable(
+        make_user("olga", display_name="Olga O."),
+        name="Blue bug",
+        description="A blue toy bug travelling from lake to lake. Take it along!",
+        status_message="Heading north",
+        visibility=TrackableVisibility.ALWAYS_VISIBLE,
+    )
+    secret, token = codes_of(trackable)
+    page = phone.new_page()
+    seen: list[str] = []  # every page's HTML, checked for secrets at the end
+    problems: list[str] = []
+    page.on("console", lambda message: record_error(problems, message))
+
+    # The QR code's URL opens the access session and lands on the active page.
+    page.goto(f"{live_server}/trackable/{token}")
+    assert re.search(rf"/en/trackables/active/{trackable.id}$", page.url)
+    assert page.locator("h1").inner_text() == "Blue bug"
+    seen.append(page.content())
+
+    # A comment.
+    page.fill("#comment-name", "Kim")
+    page.fill("#comment-body", "Found it on a bench by the lake.")
+    page.click("text=Post comment")
+    assert page.locator("p.notice").inner_text() == "Your comment was posted."
+    seen.append(page.content())
+
+    # A journey stop from the browser's (faked) location: the script's button fills it in.
+    page.click("text=Use my location")
+    page.wait_for_function("() => document.querySelector('#stop-latitude').value !== ''")
+    assert float(page.input_value("#stop-latitude")) == pytest.approx(47.3769, abs=1e-4)
+    assert float(page.input_value("#stop-longitude")) == pytest.approx(8.5417, abs=1e-4)
+    page.fill("#stop-name", "Kim")
+    page.click("text=Add stop")
+    assert page.locator("p.notice").inner_text() == "The journey stop was added."
+    page.evaluate("window.scrollTo(0, 0)")
+    screenshot(page, "active-page.png")
+
+    # Both show on the public page, the stop on the map and in the list.
+    page.click("text=See its public page")
+    assert page.url.endswith(f"/en/trackables/{trackable.public_code}")
+    assert "Found it on a bench by the lake." in page.locator("#comments").inner_text()
+    journey = page.locator("#journey").inner_text()
+    assert "Zürich" in journey
+    assert "47.3769, 8.5417" in journey
+    assert page.locator("svg g.stop").count() == 1
+    wait_for_tiles(page)
+    assert page.evaluate(
+        "() => [...document.querySelectorAll('svg image')].every(i => i.getBBox().width === 257)"
+    )
+    screenshot(page, "public-page.png")
+    seen.append(page.content())
+
+    # The same page in German.
+    page.click("text=DE")
+    assert page.url.endswith(f"/de/trackables/{trackable.public_code}")
+    assert page.locator("#journey h2").inner_text() == "Reise"
+    wait_for_tiles(page)
+    screenshot(page, "public-page-de.png")
+    seen.append(page.content())
+
+    assert problems == []  # no CSP violation or script error in the console
+    for html in seen:
+        assert secret not in html
+        assert token not in html
+
+
+def test_without_javascript_a_typed_stop_works_too(app, live_server, chromium_path, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    trackable = make_trackable(make_user("olga"), name="Red kayak paddle")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=str(chromium_path),
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport=PHONE,
+            java_script_enabled=False,
+        )
+        try:
+            page = context.new_page()
+            page.goto(f"{live_server}/trackable/{codes_of(trackable)[1]}")
+            assert page.locator("text=Use my location").count() == 0  # the script adds it
+            page.fill("#stop-latitude", "48,1374")
+            page.fill("#stop-longitude", "11.5755")
+            page.click("text=Add stop")
+            assert page.locator("p.notice").inner_text() == "The journey stop was added."
+            page.goto(f"{live_server}/en/trackables/{trackable.public_code}")
+            assert "48.1374, 11.5755" in page.locator("#journey").inner_text()
+        finally:
+            context.close()
