@@ -2,7 +2,8 @@
 
 `X-Request-ID` is taken from the proxy when it looks sane, otherwise generated, and echoed
 back on every response. Secrets never reach the logs: trackable codes in
-`/trackable/{code}`, the lookup query string and `accessCode` are redacted.
+`/trackable/{code}` and the public page's `/{lang}/trackables/{code}`, the lookup query
+string and `accessCode` are redacted.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 SECRET_PATTERNS = [
     # The whole rest of the path: the entry route takes anything after /trackable/.
     (re.compile(r"(/trackable/)[^?#\s]+", re.IGNORECASE), r"\1[redacted]"),
+    # The public page /{lang}/trackables/{publicCode}: a finder may type the item's secret
+    # there instead of its public code (it answers 404, but the path would be logged).
+    (re.compile(r"(/[a-z]{2}/trackables/)(?!active/)[^/?#\s]+", re.IGNORECASE), r"\1[redacted]"),
     (re.compile(r"([?&](?:code|accessCode)=)[^&#\s]*", re.IGNORECASE), r"\1[redacted]"),
     (re.compile(r'("accessCode"\s*:\s*")[^"]*', re.IGNORECASE), r"\1[redacted]"),
     # A bare query string (gunicorn's `q` atom has no `?`), also %2F-encoded /trackable/.

@@ -31,6 +31,12 @@ def app(database_url, tmp_path):
             '{"accessCode": "LN12345678", "body": "hi"}',
             '{"accessCode": "[redacted]", "body": "hi"}',
         ),
+        ("GET /de/trackables/LNK7M2Q9XT HTTP/1.1", "GET /de/trackables/[redacted] HTTP/1.1"),
+        (
+            "GET /en/trackables/active/0b0c6c1e-6a35-4a4e-9d57-1d2b1b3a2f10 HTTP/1.1",
+            "GET /en/trackables/active/0b0c6c1e-6a35-4a4e-9d57-1d2b1b3a2f10 HTTP/1.1",
+        ),
+        ("GET /api/trackables/abc HTTP/1.1", "GET /api/trackables/abc HTTP/1.1"),
         (
             "GET /api/notes/public/bounds?minLatitude=1",
             "GET /api/notes/public/bounds?minLatitude=1",

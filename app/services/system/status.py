@@ -80,7 +80,8 @@ def resolve_status(
         "google_maps_configured": google_configured,
         "open_street_map_allowed": allowed[OPENSTREETMAP],
         "open_street_map_configured": osm_configured,
-        "hosted_maps_configured": Path(config["MAP_TILE_ROOT"]).is_dir(),
+        # Always: without a tile folder or MBTiles file the built-in base map is served.
+        "hosted_maps_configured": True,
         "hosted_maps_forced_by_privacy": effective_mode == NO_THIRD_PARTIES,
         "hosted_map_tile_url_template": config["HOSTED_MAP_TILE_URL_TEMPLATE"],
         "limits": published_limits(config),

@@ -166,10 +166,11 @@ class TestGoogleConfigured:
         assert body["preferredMapSource"] == "hosted_maps"
 
 
-def test_hosted_maps_configured_follows_tile_folder(api, app):
-    assert status(api)["hostedMapsConfigured"] is False
-    app.config["MAP_TILE_ROOT"].mkdir(parents=True)
+def test_hosted_maps_are_configured_without_a_tile_folder(api, app):
+    # The built-in base map serves tiles on a fresh machine.
+    assert not app.config["MAP_TILE_ROOT"].exists()
     assert status(api)["hostedMapsConfigured"] is True
+    assert api.get("/maps/tiles/0/0/0.png").status_code == 200
 
 
 def test_hosted_tile_is_served_from_tile_folder(api, app):
