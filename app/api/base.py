@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import flask_smorest
 import marshmallow as ma
 from apispec import BasePlugin
-from flask import Flask, Request, Response, g
+from flask import Flask, Request, Response, g, request
 from flask_jwt_extended import verify_jwt_in_request
 from flask_smorest.fields import Upload
 from marshmallow import fields
@@ -28,6 +28,7 @@ from app.errors import (
     UnsupportedMediaType,
     ValidationFailed,
     http_exception_response,
+    problem,
 )
 from app.jsonprovider import InvalidJson, loads_strict
 
@@ -255,6 +256,8 @@ ERROR_RESPONSES = {
     401: "Missing or invalid bearer token.",
     403: "Authenticated, but not allowed to do this.",
     404: "Not found, or not visible to this caller.",
+    413: "The request body is larger than this server accepts.",
+    415: "The request body is not of a media type this operation reads.",
     429: "Too many requests; see Retry-After.",
     500: "Unexpected failure; quote ticketNumber to support.",
 }
@@ -298,6 +301,8 @@ class ProblemResponsesPlugin(BasePlugin):
             wanted = {500, 429}
             if operation.get("parameters") or operation.get("requestBody") or "{" in (path or ""):
                 wanted.add(400)
+            if operation.get("requestBody"):
+                wanted |= {413, 415}
             if "{" in (path or ""):
                 wanted.add(404)
             if any(BEARER in item for item in operation.get("security", [])):
@@ -306,6 +311,16 @@ class ProblemResponsesPlugin(BasePlugin):
                 responses.setdefault(
                     str(status), {"$ref": "#/components/responses/Problem" + str(status)}
                 )
+
+
+def refuse_nul_in_path() -> Response | None:
+    """A path segment with a NUL character (`%00`) names nothing: 404 before any route
+    reads it (PostgreSQL refuses NUL in text, so a look-up would fail with a 500)."""
+    if any(
+        isinstance(value, str) and "\x00" in value for value in (request.view_args or {}).values()
+    ):
+        return problem(404, "Not found", f"Nothing is served at {request.path!r}.")
+    return None
 
 
 class Api(flask_smorest.Api):
@@ -317,6 +332,7 @@ class Api(flask_smorest.Api):
 
     def init_app(self, app: Flask, *args: Any, **kwargs: Any) -> None:
         super().init_app(app, *args, **kwargs)
+        app.before_request(refuse_nul_in_path)
         self.spec.components.security_scheme(
             BEARER, {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
         )
