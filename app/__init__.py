@@ -105,13 +105,18 @@ def check_production_secrets(app: Flask) -> None:
 def register_extensions(app: Flask) -> None:
     from app import models  # noqa: F401 - every table on the metadata
     from app.auth import register_jwt
-    from app.database import enforce_foreign_keys, ping_when_idle
+    from app.database import enforce_foreign_keys, engine_options, ping_when_idle
     from app.extensions import db, jwt, limiter, migrate
     from app.jsonprovider import OrjsonProvider
     from app.logs import configure_logging
 
     app.json = OrjsonProvider(app)
     configure_logging(app)
+    options = engine_options(app.config["SQLALCHEMY_DATABASE_URI"], app.config)
+    app.config["SQLALCHEMY_ENGINE_OPTIONS"] = {
+        **options,
+        **app.config.get("SQLALCHEMY_ENGINE_OPTIONS", {}),
+    }
     db.init_app(app)
     with app.app_context():
         enforce_foreign_keys(db.engine)
@@ -129,11 +134,13 @@ def register_blueprints(app: Flask) -> None:
 
 
 def register_errors(app: Flask) -> None:
+    from app.database import register_outage_answers
     from app.errors import register_errors as register
     from app.extensions import db
     from app.services import compliance
 
     register(app, track_unexpected=compliance.track_unexpected_error)
+    register_outage_answers(app)  # the database away: 503, not a 500 with a ticket
 
     @app.teardown_request
     def discard_uncommitted(error: BaseException | None) -> None:

@@ -1,16 +1,67 @@
-"""How the engine treats its pooled connections, and the lock of a read-then-write."""
+"""How the engine treats its pooled connections, what a request answers while the
+database is away, and the lock of a read-then-write."""
 
 from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import event, exc, text
+from flask import Flask, Response
+from sqlalchemy import event, exc, make_url, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, scoped_session
 
+from app.errors import problem
+
 LAST_CHECKIN = "last_checkin"
+RETRY_AFTER_SECONDS = 5
+
+
+def engine_options(url: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Engine settings that bound what a lost database can cost a request (PostgreSQL):
+    opening a connection gives up after DATABASE_CONNECT_TIMEOUT_SECONDS, a statement
+    after DATABASE_STATEMENT_TIMEOUT_SECONDS, waiting for a pooled connection after
+    DATABASE_POOL_TIMEOUT_SECONDS. Without them a request could wait minutes on a host
+    that does not answer, holding its worker. SQLite (a file) needs none."""
+    if make_url(url).get_backend_name() != "postgresql":
+        return {}
+    statement_ms = int(float(config["DATABASE_STATEMENT_TIMEOUT_SECONDS"]) * 1000)
+    return {
+        "pool_timeout": float(config["DATABASE_POOL_TIMEOUT_SECONDS"]),
+        "connect_args": {
+            "connect_timeout": int(config["DATABASE_CONNECT_TIMEOUT_SECONDS"]),
+            "options": f"-c statement_timeout={statement_ms}",
+        },
+    }
+
+
+def database_unavailable(error: Exception) -> Response:
+    """503 problem details, with Retry-After, for a request the database could not serve:
+    it cannot be reached, dropped the connection, ran out of pooled connections or hit
+    the statement timeout. Nothing was written (the request's transaction is rolled back
+    by the server or by teardown), so the client may simply try again."""
+    return problem(
+        503,
+        "Service unavailable",
+        "The database is not reachable right now. Try again shortly.",
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
+def register_outage_answers(app: Flask) -> None:
+    """Database outages are 503 (above), not 500s with a ticket: a ticket would be stored
+    in the database that is away, and the client should retry rather than report."""
+    errors: list[type[Exception]] = [exc.OperationalError, exc.InterfaceError, exc.TimeoutError]
+    try:  # discovery reads through the driver itself: its errors come unwrapped
+        import psycopg2
+    except ImportError:  # pragma: no cover - psycopg2 is a dependency
+        pass
+    else:
+        errors += [psycopg2.OperationalError, psycopg2.InterfaceError]
+    for error in errors:
+        app.register_error_handler(error, database_unavailable)
 
 
 def enforce_foreign_keys(engine: Engine) -> None:

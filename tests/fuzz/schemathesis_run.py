@@ -92,7 +92,7 @@ def signed_in_token(env: dict[str, str]) -> str:
 
 
 def wait_until_up(url: str, server: subprocess.Popen) -> None:
-    for _ in range(100):
+    for _ in range(450):  # 90 s: a loaded CI machine boots slowly
         if server.poll() is not None:
             raise SystemExit("the app did not start")
         try:
