@@ -136,11 +136,15 @@ def register_blueprints(app: Flask) -> None:
 def register_errors(app: Flask) -> None:
     from app.database import register_outage_answers
     from app.errors import register_errors as register
+    from app.errors import unexpected_error_response
     from app.extensions import db
     from app.services import compliance
 
     register(app, track_unexpected=compliance.track_unexpected_error)
-    register_outage_answers(app)  # the database away: 503, not a 500 with a ticket
+    # The database away: 503, not a 500 with a ticket; other database errors stay 500s.
+    register_outage_answers(
+        app, lambda error: unexpected_error_response(compliance.track_unexpected_error(error))
+    )
 
     @app.teardown_request
     def discard_uncommitted(error: BaseException | None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import Flask, Response
@@ -50,18 +50,41 @@ def database_unavailable(error: Exception) -> Response:
     )
 
 
-def register_outage_answers(app: Flask) -> None:
+def is_outage(error: BaseException) -> bool:
+    """Whether a database error means the server could not serve the request (rather than
+    a fault of the request or of our SQL): no pooled connection in time, a dropped or
+    refused connection, or one of the server driver's operational errors (unreachable,
+    statement timeout, shutting down). SQLite's operational errors ("no such table",
+    a locked file past its timeout) stay unexpected failures."""
+    if isinstance(error, exc.TimeoutError):
+        return True
+    if isinstance(error, exc.DBAPIError) and error.connection_invalidated:
+        return True
+    original = error.orig if isinstance(error, exc.DBAPIError) else error
+    try:
+        import psycopg2
+    except ImportError:  # pragma: no cover - psycopg2 is a dependency
+        return False
+    return isinstance(original, psycopg2.OperationalError | psycopg2.InterfaceError)
+
+
+def register_outage_answers(app: Flask, unexpected: Callable[[Exception], Response]) -> None:
     """Database outages are 503 (above), not 500s with a ticket: a ticket would be stored
-    in the database that is away, and the client should retry rather than report."""
-    errors: list[type[Exception]] = [exc.OperationalError, exc.InterfaceError, exc.TimeoutError]
+    in the database that is away, and the client should retry rather than report. Other
+    database errors go to `unexpected` (the 500 with a tracked ticket)."""
+
+    def answer(error: Exception) -> Response:
+        return database_unavailable(error) if is_outage(error) else unexpected(error)
+
+    errors: list[type[Exception]] = [exc.DBAPIError, exc.TimeoutError]
     try:  # discovery reads through the driver itself: its errors come unwrapped
         import psycopg2
     except ImportError:  # pragma: no cover - psycopg2 is a dependency
         pass
     else:
-        errors += [psycopg2.OperationalError, psycopg2.InterfaceError]
+        errors.append(psycopg2.Error)
     for error in errors:
-        app.register_error_handler(error, database_unavailable)
+        app.register_error_handler(error, answer)
 
 
 def enforce_foreign_keys(engine: Engine) -> None:

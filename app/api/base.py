@@ -356,8 +356,11 @@ class ProblemResponsesPlugin(BasePlugin):
 
 
 def refuse_nul_in_path() -> Response | None:
-    """A path segment with a NUL character (`%00`) names nothing: 404 before any route
-    reads it (PostgreSQL refuses NUL in text, so a look-up would fail with a 500)."""
+    """An API path segment with a NUL character (`%00`) names nothing: 404 before any
+    route reads it (PostgreSQL refuses NUL in text, so a look-up would fail with a 500).
+    Pages (the scan entry page) answer such a miss in their own form."""
+    if not request.path.startswith("/api/"):
+        return None
     if any(
         isinstance(value, str) and "\x00" in value for value in (request.view_args or {}).values()
     ):

@@ -119,7 +119,9 @@ def schemathesis(url: str, seconds: int, label: str, headers: list[str], reports
         "--request-timeout",
         "20",
         "--report",
-        "junit",
+        "junit,har",
+        "--report-har-path",
+        str(reports / f"{label}.har"),
         "--report-junit-path",
         str(reports / f"{label}.xml"),
         "--no-color",
@@ -159,6 +161,10 @@ def main() -> int:
         reports.mkdir(parents=True, exist_ok=True)
         try:
             wait_until_up(f"{url}/healthz", server)
+            check = urllib.request.Request(f"{url}/api/auth/manage/info")  # noqa: S310
+            check.add_header("Authorization", f"Bearer {token}")
+            with urllib.request.urlopen(check, timeout=20) as response:  # noqa: S310
+                assert response.status == 200, "the signed-in run's token is refused"
             results = [
                 schemathesis(url, seconds, "anonymous", [], reports),
                 schemathesis(
