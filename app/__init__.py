@@ -134,6 +134,8 @@ def register_blueprints(app: Flask) -> None:
 
 
 def register_errors(app: Flask) -> None:
+    from sqlalchemy.exc import DBAPIError
+
     from app.database import register_outage_answers
     from app.errors import register_errors as register
     from app.errors import unexpected_error_response
@@ -152,7 +154,13 @@ def register_errors(app: Flask) -> None:
         # discarded here, even when the app context outlives the request (tests, CLI).
         # A request that never touched the session has nothing to discard.
         if db.session.registry.has():
-            db.session.rollback()
+            try:
+                db.session.rollback()
+            except DBAPIError:
+                # The connection died with the database (an outage): the server dropped
+                # the transaction with it. Let go of the connection without a rollback,
+                # rather than fail the request after its answer was made.
+                db.session().invalidate()
 
 
 def register_cli(app: Flask) -> None:

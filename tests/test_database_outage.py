@@ -55,12 +55,16 @@ def load(app: Any, token: str, stop: threading.Event, seen: list, route: str) ->
     headers = {"Authorization": f"Bearer {token}"}
     while not stop.is_set():
         started = time.monotonic()
-        if route == "write":
-            response = client.post("/api/notes/mine", json={"title": "Up"}, headers=headers)
-        elif route == "read":
-            response = client.get("/api/notes/mine", headers=headers)
-        else:
-            response = client.get("/api/notes/public/nearby?latitude=1&longitude=1")
+        try:
+            if route == "write":
+                response = client.post("/api/notes/mine", json={"title": "Up"}, headers=headers)
+            elif route == "read":
+                response = client.get("/api/notes/mine", headers=headers)
+            else:
+                response = client.get("/api/notes/public/nearby?latitude=1&longitude=1")
+        except Exception as error:  # escaped the app (a server would send its own 500)
+            seen.append((route, started, time.monotonic(), 599, repr(error)))
+            continue
         ended = time.monotonic()
         seen.append((route, started, ended, response.status_code, response.mimetype))
         response.close()
@@ -108,7 +112,7 @@ def test_an_outage_is_503_within_2_s_and_the_service_recovers_within_5_s(
         assert status == 503, (route, status)
         assert mimetype == "application/problem+json"
         assert ended - started <= ANSWER_WITHIN, (route, ended - started)
-    assert all(s[3] != 500 for s in seen), [s for s in seen if s[3] == 500]
+    assert all(s[3] not in (500, 599) for s in seen), [s for s in seen if s[3] in (500, 599)]
     recovered = {}
     for route in ("write", "read", "public"):
         after = sorted(s for s in seen if s[0] == route and s[1] >= back)
