@@ -6,7 +6,7 @@ PORT ?= 8000
 # pytest-xdist workers for `make test`; TEST_WORKERS=0 runs in one process
 TEST_WORKERS ?= auto
 
-.PHONY: run test lint fmt migrate seed clean bench messages
+.PHONY: run test lint fmt migrate seed clean bench messages fuzz
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
@@ -23,6 +23,12 @@ run: $(VENV)/.installed  ## serve on http://127.0.0.1:$(PORT) (SQLite in instanc
 
 test: $(VENV)/.installed  ## the test suite (TEST_DATABASE_URL=postgresql://... for PostgreSQL)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# Schemathesis over the running app (gunicorn) on DATABASE_URL, anonymous and signed in,
+# every check; FUZZ_SECONDS per run (CI runs 60 s each). DATABASE_URL is written to.
+FUZZ_SECONDS ?= 600
+fuzz: $(VENV)/.installed  ## long schemathesis run: DATABASE_URL=postgresql://... make fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m tests.fuzz.schemathesis_run
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff format --check .

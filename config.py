@@ -72,6 +72,12 @@ class Config:
     SQLALCHEMY_DATABASE_URI = database_url()
     # A pooled connection idle longer than this is pinged before use (app.database).
     DATABASE_PING_AFTER_IDLE_SECONDS = env_float("DATABASE_PING_AFTER_IDLE_SECONDS", 1.0)
+    # PostgreSQL: how long opening a connection may take (libpq counts at least 2 s), and
+    # how long one statement may run, before the request gives up with 503 (app.database).
+    DATABASE_CONNECT_TIMEOUT_SECONDS = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 2)
+    DATABASE_STATEMENT_TIMEOUT_SECONDS = env_float("DATABASE_STATEMENT_TIMEOUT_SECONDS", 20.0)
+    # How long a request waits for a free pooled connection.
+    DATABASE_POOL_TIMEOUT_SECONDS = env_float("DATABASE_POOL_TIMEOUT_SECONDS", 5.0)
 
     # Request bodies: JSON bodies and image uploads share one hard cap (20 MB images + form).
     MAX_CONTENT_LENGTH = env_int("MAX_CONTENT_LENGTH", 21 * 1024 * 1024)

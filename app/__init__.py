@@ -105,13 +105,23 @@ def check_production_secrets(app: Flask) -> None:
 def register_extensions(app: Flask) -> None:
     from app import models  # noqa: F401 - every table on the metadata
     from app.auth import register_jwt
-    from app.database import enforce_foreign_keys, ping_when_idle, track_sync_changes
+    from app.database import (
+        enforce_foreign_keys,
+        engine_options,
+        ping_when_idle,
+        track_sync_changes,
+    )
     from app.extensions import db, jwt, limiter, migrate
     from app.jsonprovider import OrjsonProvider
     from app.logs import configure_logging
 
     app.json = OrjsonProvider(app)
     configure_logging(app)
+    options = engine_options(app.config["SQLALCHEMY_DATABASE_URI"], app.config)
+    app.config["SQLALCHEMY_ENGINE_OPTIONS"] = {
+        **options,
+        **app.config.get("SQLALCHEMY_ENGINE_OPTIONS", {}),
+    }
     db.init_app(app)
     with app.app_context():
         enforce_foreign_keys(db.engine)
@@ -130,11 +140,19 @@ def register_blueprints(app: Flask) -> None:
 
 
 def register_errors(app: Flask) -> None:
+    from sqlalchemy.exc import DBAPIError
+
+    from app.database import register_outage_answers
     from app.errors import register_errors as register
+    from app.errors import unexpected_error_response
     from app.extensions import db
     from app.services import compliance
 
     register(app, track_unexpected=compliance.track_unexpected_error)
+    # The database away: 503, not a 500 with a ticket; other database errors stay 500s.
+    register_outage_answers(
+        app, lambda error: unexpected_error_response(compliance.track_unexpected_error(error))
+    )
 
     @app.teardown_request
     def discard_uncommitted(error: BaseException | None) -> None:
@@ -142,7 +160,13 @@ def register_errors(app: Flask) -> None:
         # discarded here, even when the app context outlives the request (tests, CLI).
         # A request that never touched the session has nothing to discard.
         if db.session.registry.has():
-            db.session.rollback()
+            try:
+                db.session.rollback()
+            except DBAPIError:
+                # The connection died with the database (an outage): the server dropped
+                # the transaction with it. Let go of the connection without a rollback,
+                # rather than fail the request after its answer was made.
+                db.session().invalidate()
 
 
 def register_cli(app: Flask) -> None:

@@ -1,18 +1,92 @@
-"""How the engine treats its pooled connections, the lock of a read-then-write, and the
-sync change clock that stamps synced rows at commit."""
+"""How the engine treats its pooled connections, what a request answers while the
+database is away, the lock of a read-then-write, and the sync change clock that stamps
+synced rows at commit."""
 
 from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, event, exc, insert, select, text, update
+from flask import Flask, Response
+from sqlalchemy import Table, event, exc, insert, make_url, select, text, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction, scoped_session
 
+from app.errors import problem
+
 LAST_CHECKIN = "last_checkin"
+RETRY_AFTER_SECONDS = 5
+
+
+def engine_options(url: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Engine settings that bound what a lost database can cost a request (PostgreSQL):
+    opening a connection gives up after DATABASE_CONNECT_TIMEOUT_SECONDS, a statement
+    after DATABASE_STATEMENT_TIMEOUT_SECONDS, waiting for a pooled connection after
+    DATABASE_POOL_TIMEOUT_SECONDS. Without them a request could wait minutes on a host
+    that does not answer, holding its worker. SQLite (a file) needs none."""
+    if make_url(url).get_backend_name() != "postgresql":
+        return {}
+    statement_ms = int(float(config["DATABASE_STATEMENT_TIMEOUT_SECONDS"]) * 1000)
+    return {
+        "pool_timeout": float(config["DATABASE_POOL_TIMEOUT_SECONDS"]),
+        "connect_args": {
+            "connect_timeout": int(config["DATABASE_CONNECT_TIMEOUT_SECONDS"]),
+            "options": f"-c statement_timeout={statement_ms}",
+        },
+    }
+
+
+def database_unavailable(error: Exception) -> Response:
+    """503 problem details, with Retry-After, for a request the database could not serve:
+    it cannot be reached, dropped the connection, ran out of pooled connections or hit
+    the statement timeout. Nothing was written (the request's transaction is rolled back
+    by the server or by teardown), so the client may simply try again."""
+    return problem(
+        503,
+        "Service unavailable",
+        "The database is not reachable right now. Try again shortly.",
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
+def is_outage(error: BaseException) -> bool:
+    """Whether a database error means the server could not serve the request (rather than
+    a fault of the request or of our SQL): no pooled connection in time, a dropped or
+    refused connection, or one of the server driver's operational errors (unreachable,
+    statement timeout, shutting down). SQLite's operational errors ("no such table",
+    a locked file past its timeout) stay unexpected failures."""
+    if isinstance(error, exc.TimeoutError):
+        return True
+    if isinstance(error, exc.DBAPIError) and error.connection_invalidated:
+        return True
+    original = error.orig if isinstance(error, exc.DBAPIError) else error
+    try:
+        import psycopg2
+    except ImportError:  # pragma: no cover - psycopg2 is a dependency
+        return False
+    return isinstance(original, psycopg2.OperationalError | psycopg2.InterfaceError)
+
+
+def register_outage_answers(app: Flask, unexpected: Callable[[Exception], Response]) -> None:
+    """Database outages are 503 (above), not 500s with a ticket: a ticket would be stored
+    in the database that is away, and the client should retry rather than report. Other
+    database errors go to `unexpected` (the 500 with a tracked ticket)."""
+
+    def answer(error: Exception) -> Response:
+        return database_unavailable(error) if is_outage(error) else unexpected(error)
+
+    errors: list[type[Exception]] = [exc.DBAPIError, exc.TimeoutError]
+    try:  # discovery reads through the driver itself: its errors come unwrapped
+        import psycopg2
+    except ImportError:  # pragma: no cover - psycopg2 is a dependency
+        pass
+    else:
+        errors.append(psycopg2.Error)
+    for error in errors:
+        app.register_error_handler(error, answer)
 
 
 def enforce_foreign_keys(engine: Engine) -> None:

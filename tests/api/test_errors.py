@@ -238,3 +238,18 @@ def test_request_id_is_echoed_or_generated(api):
     assert echoed.headers["X-Request-ID"] == "abc-123"
     generated = api.get("/healthz", headers={"X-Request-ID": "bad id with spaces"})
     assert generated.headers["X-Request-ID"] not in ("", "bad id with spaces")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/teams/invite-links/a%00b/code/join",
+        "/api/teams/invite-links/team/a%00b/join",
+        "/api/public/profiles/a%00b/notes/nearby?latitude=1&longitude=1",
+    ],
+)
+def test_a_nul_character_in_a_path_segment_names_nothing(api, url):
+    # PostgreSQL refuses NUL in text: the look-up used to fail with a 500 there.
+    user = make_user()
+    method = "POST" if url.endswith("/join") else "GET"
+    assert_problem(api.as_user(user).open(method, url), 404)

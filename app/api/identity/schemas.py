@@ -13,6 +13,16 @@ from app.services.identity import USER_NAME
 from app.services.system import EXPERIENCE_MODES, MAP_SOURCES
 
 EMAIL_MAX_LENGTH = 254  # RFC 5321 path limit; the users.email column's size
+# Bounds on what a client may send in fields the service only compares or hashes (a
+# password, a code, a token): far above any real value, stated in the document, and a
+# 400 before a huge string reaches the hashing or the look-ups.
+SECRET_MAX_LENGTH = 1024
+CODE_MAX_LENGTH = 64
+
+
+def bounded(max_length: int, **kwargs: Any) -> fields.String:
+    """A string field with a documented maximum length."""
+    return fields.String(validate=validate.Length(max=max_length), **kwargs)
 
 
 class EmailAddress(fields.String):
@@ -59,21 +69,27 @@ class LoginQuerySchema(Schema):
 
 
 class LoginSchema(Schema):
-    email = fields.String(required=True, metadata={"example": "ada@example.com"})
-    password = fields.String(required=True, metadata={"example": "my-own-long-passphrase-7"})
-    two_factor_code = fields.String(
+    email = bounded(EMAIL_MAX_LENGTH, required=True, metadata={"example": "ada@example.com"})
+    password = bounded(
+        SECRET_MAX_LENGTH, required=True, metadata={"example": "my-own-long-passphrase-7"}
+    )
+    two_factor_code = bounded(
+        CODE_MAX_LENGTH,
         allow_none=True,
         metadata={"example": "123456", "description": "TOTP code when 2FA is on."},
     )
-    two_factor_recovery_code = fields.String(
+    two_factor_recovery_code = bounded(
+        CODE_MAX_LENGTH,
         allow_none=True,
         metadata={"example": "7K3M9-Q2T4X", "description": "Single-use; instead of a code."},
     )
 
 
 class RefreshSchema(Schema):
-    refresh_token = fields.String(
-        required=True, metadata={"example": "CfDJ8N2x...single-use-opaque-token"}
+    refresh_token = bounded(
+        SECRET_MAX_LENGTH,
+        required=True,
+        metadata={"example": "CfDJ8N2x...single-use-opaque-token"},
     )
 
 
@@ -86,18 +102,22 @@ class AccessTokenSchema(Schema):
 
 class ConfirmEmailQuerySchema(Schema):
     user_id = Guid(required=True, metadata={"example": "3f2c8a5e-4b7d-4c1e-9a2f-5d6e7f8a9b0c"})
-    code = fields.String(required=True, metadata={"example": "eyJ1IjoiM2YyYzhh..."})
+    code = bounded(SECRET_MAX_LENGTH, required=True, metadata={"example": "eyJ1IjoiM2YyYzhh..."})
     changed_email = EmailAddress(load_default=None, metadata={"example": "ada.new@example.com"})
 
 
 class EmailSchema(Schema):
-    email = fields.String(required=True, metadata={"example": "ada@example.com"})
+    email = bounded(EMAIL_MAX_LENGTH, required=True, metadata={"example": "ada@example.com"})
 
 
 class ResetPasswordSchema(Schema):
-    email = fields.String(required=True, metadata={"example": "ada@example.com"})
-    reset_code = fields.String(required=True, metadata={"example": "eyJ1IjoiM2YyYzhh..."})
-    new_password = fields.String(required=True, metadata={"example": "another-long-passphrase-8"})
+    email = bounded(EMAIL_MAX_LENGTH, required=True, metadata={"example": "ada@example.com"})
+    reset_code = bounded(
+        SECRET_MAX_LENGTH, required=True, metadata={"example": "eyJ1IjoiM2YyYzhh..."}
+    )
+    new_password = bounded(
+        SECRET_MAX_LENGTH, required=True, metadata={"example": "another-long-passphrase-8"}
+    )
 
 
 class InfoSchema(Schema):
@@ -125,8 +145,11 @@ class InfoUpdateSchema(Schema):
         allow_none=True,
         metadata={"example": "ada.new@example.com", "description": "Confirmed by mail."},
     )
-    new_password = fields.String(allow_none=True, metadata={"example": "another-long-passphrase-8"})
-    old_password = fields.String(
+    new_password = bounded(
+        SECRET_MAX_LENGTH, allow_none=True, metadata={"example": "another-long-passphrase-8"}
+    )
+    old_password = bounded(
+        SECRET_MAX_LENGTH,
         allow_none=True,
         metadata={
             "example": "my-own-long-passphrase-7",
@@ -147,7 +170,7 @@ class InfoUpdateSchema(Schema):
 
 class TwoFactorSchema(Schema):
     enable = fields.Boolean(allow_none=True, metadata={"example": True})
-    two_factor_code = fields.String(allow_none=True, metadata={"example": "123456"})
+    two_factor_code = bounded(CODE_MAX_LENGTH, allow_none=True, metadata={"example": "123456"})
     reset_shared_key = fields.Boolean(load_default=False, metadata={"example": False})
     reset_recovery_codes = fields.Boolean(load_default=False, metadata={"example": False})
     forget_machine = fields.Boolean(load_default=False, metadata={"example": False})

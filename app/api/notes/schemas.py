@@ -22,6 +22,7 @@ from app.models.note import (
 )
 from app.services.notes import NoteList
 from app.services.shared.areas import Bounds, Circle
+from config import Config
 
 NOT_BLANK = validate.Regexp(r"\S", error="Must not be blank.")
 
@@ -160,7 +161,13 @@ class BoundsQuerySchema(Schema):
 
 class RadiusMixin(Schema):
     radius_km = fields.Float(
-        metadata={"description": "Great-circle radius; default 5 (setting NEARBY_RADIUS_KM)."}
+        metadata={
+            "description": "Great-circle radius; default 5 (setting NEARBY_RADIUS_KM), at "
+            "most NEARBY_MAX_RADIUS_KM.",
+            "exclusiveMinimum": 0,
+            # The setting as the environment gives it (instance/config.py could differ).
+            "maximum": Config.NEARBY_MAX_RADIUS_KM,
+        }
     )
 
     @validates("radius_km")

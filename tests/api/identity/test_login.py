@@ -165,3 +165,15 @@ class TestConfirmedEmailRequired:
 def test_unconfirmed_email_signs_in_when_confirmation_is_not_required(api):
     user = make_user(is_email_confirmed=False)
     assert attempt(api, user.email).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("field", "length"),
+    [("email", 255), ("password", 1025), ("twoFactorCode", 65), ("twoFactorRecoveryCode", 65)],
+)
+def test_fields_beyond_their_documented_length_are_400(api, field, length):
+    # A huge string used to reach the password hashing and the look-ups (401 or 200).
+    body = {"email": "someone@example.com", "password": "correct-horse-battery-9"}
+    body[field] = "a" * length
+    problem = assert_problem(api.post("/api/auth/login", json=body), 400)
+    assert field in problem["errors"]

@@ -201,3 +201,14 @@ def test_forget_machine_ends_every_session(api):
     assert_problem(client.get("/api/auth/manage/info"), 401)
     refreshed = api.post("/api/auth/refresh", json={"refreshToken": tokens["refreshToken"]})
     assert_problem(refreshed, 401)
+
+
+@pytest.mark.parametrize("value", [0, 1, "true", "yes"])
+def test_a_boolean_field_takes_only_json_booleans(api, value):
+    # The document says boolean; marshmallow alone read 0, 1, "true" and "yes" as booleans.
+    body = assert_problem(manage(api, make_user(), resetRecoveryCodes=value), 400)
+    assert set(body["errors"]) == {"resetRecoveryCodes"}
+
+
+def test_null_stays_allowed_where_the_document_allows_it(api):
+    assert manage(api, make_user(), enable=None).status_code == 200

@@ -1,0 +1,129 @@
+"""The authorization matrix (matrix.py): every operation x caller kind x object state,
+each cell one request against a world of real objects (world.py), on both databases.
+
+Every answer must also be a status the operation documents, and every refusal problem+json.
+A route of the app that is neither in the matrix nor on the allow-list below fails."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from app.api.base import camelcase
+from tests.authz.matrix import MATRIX
+from tests.authz.requests import CALLS
+from tests.authz.run import observe
+from tests.authz.world import CALLERS, STATE_KINDS
+from tests.hostile.conftest import GENEROUS_LIMITS, document
+
+PROBLEM = "application/problem+json"
+
+# Routes that need no row, and why.
+NO_MATRIX = {
+    "GET /api/openapi.json": "the API document, the same for everyone",
+    "GET /api/docs": "the documentation page, the same for everyone",
+    "GET /api/docs/assets/{filename}": "static Swagger UI assets",
+    "GET /healthz": "liveness probe, no data",
+    "GET /readyz": "readiness probe, no data",
+    "GET /static/{filename}": "Flask's static files (none are served)",
+    "GET /maps/tiles/{z}/{x}/{y}.png": "public map tiles",
+    "GET /trackable/{code}": "the scan entry page: redirects by code, the same for everyone",
+    "POST /trackable": "the typed-code entry form: redirects by code, the same for everyone",
+    "GET /Images/{variant}/{name}.jpg": (
+        "image files by unguessable name; who may list an image is the images API's rows"
+    ),
+    "GET /static/pages/{filename}": "the website pages' CSS and script, the same for everyone",
+    # The website pages call the same trackables policies as the API rows above; their
+    # permission cases (unknown, invisible, no session, each form refusal) are HTML answers
+    # tested in tests/web/.
+    "GET /{lang}/trackables/{publicCode}": "website page: tests/web/test_public_page.py",
+    "GET /{lang}/trackables/active/{trackableId}": "website page: tests/web/test_active_page.py",
+    "POST /{lang}/trackables/active/{trackableId}/activate": "website form: tests/web/",
+    "POST /{lang}/trackables/active/{trackableId}/comments": "website form: tests/web/",
+    "POST /{lang}/trackables/active/{trackableId}/stops": "website form: tests/web/",
+    "POST /{lang}/trackables/active/{trackableId}/end": "website form: tests/web/",
+}
+
+
+@pytest.fixture
+def app_overrides() -> dict[str, Any]:
+    return dict(GENEROUS_LIMITS)  # the same app as the bad-input corpus
+
+
+def documented_statuses(op: str) -> set[int]:
+    method, path = op.split(" ", 1)
+    responses = document()["paths"][path][method.lower()]["responses"]
+    return {int(status) for status in responses}
+
+
+def areas() -> dict[str, list[str]]:
+    """The matrix's operations by area (the document's tag): one test per area, since
+    emptying the database after a test costs more than a world."""
+    by_area: dict[str, list[str]] = {}
+    for op in MATRIX:
+        method, path = op.split(" ", 1)
+        tags = document()["paths"][path][method.lower()].get("tags") or ["untagged"]
+        by_area.setdefault(tags[0], []).append(op)
+    return by_area
+
+
+@pytest.mark.parametrize("area", list(areas()))
+def test_each_caller_gets_the_answer_of_the_matrix(app, area):
+    failures = []
+    for op in areas()[area]:
+        for state, row in MATRIX[op].items():
+            expected = dict(zip(CALLERS, row.split(), strict=True))
+            for caller, (outcome, response) in observe(app, op, state).items():
+                where = f"{op} [{state}] {caller}"
+                if outcome != expected[caller]:
+                    body = response.get_data(as_text=True)[:160]
+                    failures.append(f"  {where}: {outcome}, matrix says {expected[caller]}: {body}")
+                if response.status_code not in documented_statuses(op):
+                    failures.append(f"  {where}: {response.status_code} is not documented")
+                if response.status_code >= 400 and response.mimetype != PROBLEM:
+                    failures.append(f"  {where}: {response.status_code} as {response.mimetype}")
+    assert not failures, "\n".join(failures)
+
+
+def app_routes(app: Any) -> set[str]:
+    routes = set()
+    for rule in app.url_map.iter_rules():
+        path = re.sub(
+            r"<(?:\w+(?:\([^)]*\))?:)?(\w+)>", lambda m: "{" + m.group(1) + "}", rule.rule
+        )
+        if not path.startswith(("/api/docs", "/static/", "/maps/", "/Images/", "/trackable")):
+            path = re.sub(r"\{(\w+)\}", lambda m: "{" + camelcase(m.group(1)) + "}", path)
+        routes |= {f"{method} {path}" for method in rule.methods - {"HEAD", "OPTIONS"}}
+    return routes
+
+
+def test_every_route_of_the_app_is_in_the_matrix_or_allowed_without(app):
+    missing = app_routes(app) - set(MATRIX) - set(NO_MATRIX)
+    assert not missing, f"routes without matrix rows: {sorted(missing)}"
+
+
+def test_every_operation_of_the_document_is_in_the_matrix(app):
+    operations = {
+        f"{method.upper()} {path}"
+        for path, item in document()["paths"].items()
+        for method in item
+        if method in {"get", "post", "put", "patch", "delete"}
+    }
+    assert not operations - set(MATRIX) - set(NO_MATRIX)
+    stale = set(MATRIX) - operations
+    assert not stale, f"matrix rows of no operation: {sorted(stale)}"
+
+
+def test_every_row_has_its_request_and_the_states_of_its_kind():
+    assert set(MATRIX) == set(CALLS)
+    for op, rows in MATRIX.items():
+        assert tuple(rows) == STATE_KINDS[CALLS[op].state], op
+        for row in rows.values():
+            assert len(row.split()) == len(CALLERS), op
+
+
+def test_the_matrix_has_a_cell_for_every_caller_kind_and_state():
+    cells = sum(len(CALLERS) * len(rows) for rows in MATRIX.values())
+    assert cells >= 8 * len(MATRIX)

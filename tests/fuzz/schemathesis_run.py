@@ -1,0 +1,186 @@
+"""Schemathesis against the running app: `python -m tests.fuzz.schemathesis_run`.
+
+Migrates the database of DATABASE_URL, makes a signed-in user, serves the app with
+gunicorn (as production does) on a free port, and runs Schemathesis over the OpenAPI
+document twice, anonymous and with the user's bearer token, with every check
+(`--checks all`) and a time budget per run (FUZZ_SECONDS, default 60). Exits non-zero
+when a run reports a failure. `.ci/run` calls it on PostgreSQL; `make fuzz` runs longer.
+
+Rate limits are raised for the run (Schemathesis sends thousands of requests from one
+address; the limits have tests of their own). Checks tuned or left out, each with its
+reason: schemathesis.toml and EXCLUDED_CHECKS.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+CONFIG = Path(__file__).with_name("schemathesis.toml")  # tuned checks, each with its reason
+# Every check runs except these (reason beside each); none today.
+EXCLUDED_CHECKS: dict[str, str] = {}
+
+GENEROUS = {
+    "RATE_LIMIT_LOGIN": "100000 per minute",
+    "RATE_LIMIT_REGISTER": "100000 per minute",
+    "RATE_LIMIT_ACCOUNT_MAIL": "100000 per minute",
+    "RATE_LIMIT_LINK_VERIFY": "100000 per minute",
+    "RATE_LIMIT_COMPLIANCE": "100000 per minute",
+    "SECRET_GUESS_LIMIT": "100000",
+    "ERROR_TICKETS_PER_CLIENT": "100000",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def environment(instance: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(GENEROUS)
+    env.update(
+        APP_ENV="development",
+        SECRET_KEY=secrets.token_urlsafe(48),
+        JWT_SECRET_KEY=secrets.token_urlsafe(48),
+        TRACKABLE_CODE_KEY=secrets.token_urlsafe(48),
+        MAIL_BACKEND="file",
+        LOG_LEVEL="WARNING",
+        IMAGE_ROOT=str(instance / "images"),
+        MAP_TILE_ROOT=str(instance / "tiles"),
+        WEB_CONCURRENCY=os.environ.get("WEB_CONCURRENCY", "2"),
+    )
+    return env
+
+
+def signed_in_token(env: dict[str, str]) -> str:
+    """A confirmed user made in the database, and an access token for them."""
+    os.environ.update(env)
+    from app import create_app
+    from app.auth import issue_access_token
+    from app.extensions import db
+    from app.models.user import User
+    from app.services.identity.passwords import hash_password
+
+    app = create_app()
+    with app.app_context():
+        name = f"fuzz_{secrets.token_hex(4)}"
+        user = User(
+            user_name=name,
+            email=f"{name}@example.com",
+            normalized_email=f"{name}@example.com",
+            password_hash=hash_password(secrets.token_urlsafe(16)),
+            is_email_confirmed=True,
+        )
+        db.session.add(user)
+        db.session.commit()
+        token = issue_access_token(user)
+        db.engine.dispose()
+    return token
+
+
+def wait_until_up(url: str, server: subprocess.Popen) -> None:
+    for _ in range(450):  # 90 s: a loaded CI machine boots slowly
+        if server.poll() is not None:
+            raise SystemExit("the app did not start")
+        try:
+            with urllib.request.urlopen(url, timeout=2):  # noqa: S310 - our own server
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("the app did not answer")
+
+
+def schemathesis(url: str, seconds: int, label: str, headers: list[str], reports: Path) -> int:
+    command = [
+        str(BIN / "schemathesis"),
+        "--config-file",
+        str(CONFIG),
+        "run",
+        f"{url}/api/openapi.json",
+        "--checks",
+        "all",
+        "--max-time",
+        str(seconds),
+        "--workers",
+        os.environ.get("FUZZ_WORKERS", "2"),
+        "--request-timeout",
+        "20",
+        "--report",
+        "junit,har",
+        "--report-har-path",
+        str(reports / f"{label}.har"),
+        "--report-junit-path",
+        str(reports / f"{label}.xml"),
+        "--no-color",
+    ]
+    if EXCLUDED_CHECKS:
+        command += ["--exclude-checks", ",".join(EXCLUDED_CHECKS)]
+    if os.environ.get("FUZZ_SEED"):
+        command += ["--seed", os.environ["FUZZ_SEED"]]
+    for header in headers:
+        command += ["--header", header]
+    print(f"== schemathesis ({label}), {seconds} s", flush=True)
+    return subprocess.call(command, cwd=ROOT)  # noqa: S603 - our own command line
+
+
+def main() -> int:
+    if not os.environ.get("DATABASE_URL"):
+        raise SystemExit("set DATABASE_URL (a database this run may write to)")
+    seconds = int(os.environ.get("FUZZ_SECONDS", "60"))
+    with tempfile.TemporaryDirectory(prefix="fuzz-") as temp:
+        instance = Path(temp)
+        env = environment(instance)
+        subprocess.check_call(  # noqa: S603
+            [str(BIN / "flask"), "--app", "wsgi", "db", "upgrade"], cwd=ROOT, env=env
+        )
+        token = signed_in_token(env)
+        port = free_port()
+        log = (instance / "server.log").open("w")
+        server = subprocess.Popen(  # noqa: S603
+            [str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "wsgi:app"],
+            cwd=ROOT,
+            env={**env, "PORT": str(port)},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        reports = Path(os.environ.get("FUZZ_REPORTS", ROOT / "schemathesis-report"))
+        reports.mkdir(parents=True, exist_ok=True)
+        try:
+            wait_until_up(f"{url}/healthz", server)
+            check = urllib.request.Request(f"{url}/api/auth/manage/info")  # noqa: S310
+            check.add_header("Authorization", f"Bearer {token}")
+            with urllib.request.urlopen(check, timeout=20) as response:  # noqa: S310
+                assert response.status == 200, "the signed-in run's token is refused"
+            results = [
+                schemathesis(url, seconds, "anonymous", [], reports),
+                schemathesis(
+                    url, seconds, "signed-in", [f"Authorization: Bearer {token}"], reports
+                ),
+            ]
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+            log.close()
+            server_log = (instance / "server.log").read_text(errors="replace")
+            errors = [line for line in server_log.splitlines() if "Traceback" in line]
+            if errors:
+                print(f"the server logged {len(errors)} tracebacks:\n{server_log[-4000:]}")
+        return 0 if not any(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
