@@ -10,7 +10,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, new_id, utcnow
 
-
 USER_NAME_MAX_LENGTH = 32
 
 
