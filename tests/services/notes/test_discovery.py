@@ -174,7 +174,7 @@ def test_the_window_size_picks_the_access_path(area, size):
     [
         (Bounds(52.47, 13.32, 52.57, 13.48), "ix_notes_public_position"),
         (Circle(52.52, 13.405, 5.0), "ix_notes_public_position"),
-        (Bounds(47.0, 5.5, 55.0, 15.5), "ix_notes_public_{language}activity"),
+        (Bounds(47.0, 5.5, 55.0, 15.5), "ix_notes_public_position"),
         (WORLD, "ix_notes_public_{language}activity"),
     ],
 )
