@@ -10,7 +10,7 @@
    statement per window size, orjson, no project code) and the hello floor
    (bench/hello_app.py: hello-world Flask).
 3. Checks that the API and the floor return the same records in the same order (and the
-   same truncation) for about 200 windows: city (0.05 degrees around each of the 30 largest
+   same truncation) for about 200 windows: city (0.05 degrees around each of the 40 largest
    cities), region (2 degrees), world and nearby (5 km), each with and without a language.
 4. Times each scenario request by request, API and floor in turn (each going first half
    of the time), over a fresh connection each (sync workers close them), and prints p50,
@@ -176,7 +176,7 @@ def fetch(port: int, path: str, token: str | None = None) -> tuple[float, int, d
 
 def scenarios() -> dict[str, list[str]]:
     """Eight scenarios, each a list of paths; `+lang` ones rotate through LANGUAGES."""
-    places = cities(30)
+    places = cities(40)
     found: dict[str, list[str]] = {}
     for language in (None, *LANGUAGES):
         suffix = "" if language is None else "+lang"
@@ -319,7 +319,7 @@ def main() -> None:
     print(f"load average before: {load()}")
     servers = start_all(url, args.workers)
     try:
-        compared = compare(paths, per_scenario=25)
+        compared = compare(paths, per_scenario=35)
         print(f"same records, same order, same truncation: {compared} windows")
         timed: dict[str, tuple[list[float], list[float]]] = {}
         for name, scenario in paths.items():
