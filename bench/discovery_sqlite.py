@@ -8,9 +8,9 @@ SQLite's own choice (issue 17).
    as bench/notes_discovery.py seeds into PostgreSQL (same generator, same seed), once.
 2. Times `services.notes.public_notes` in-process (no HTTP: the database's part is what
    differs) for the scenarios of bench/discovery_floor.py, each with and without a
-   language, first with the index pinned per window size, then with the pins removed so
-   SQLite's planner chooses; prints p50 and p95 of both and checks they return the same
-   ids.
+   language (`ja`), first with the index pinned per window size, then with the pins
+   removed so SQLite's planner chooses; prints p50 and p95 of both, scenario by
+   scenario, and whether both returned the same ids.
 """
 
 from __future__ import annotations
@@ -143,24 +143,20 @@ def areas() -> dict[str, list[Any]]:
     }
 
 
-def run(app: Any, count: int) -> dict[str, tuple[list[float], list[list[str]]]]:
+def timed(app: Any, area_list: list[Any], language: str | None, count: int) -> tuple:
     from app.services.notes import discovery
 
-    results: dict[str, tuple[list[float], list[list[str]]]] = {}
+    times, ids = [], []
     with app.app_context():
-        for name, windows in areas().items():
-            for language in (None, "ja"):
-                times, ids = [], []
-                for number in range(count + 5):
-                    area = windows[number % len(windows)]
-                    started = time.perf_counter()
-                    found = discovery.public_notes(area, content_language=language, cap=500)
-                    elapsed = time.perf_counter() - started
-                    if number >= 5:
-                        times.append(elapsed * 1000)
-                        ids.append([row[0] for row in found.rows])
-                results[name + ("+lang" if language else "")] = (times, ids)
-    return results
+        for number in range(count + 3):
+            area = area_list[number % len(area_list)]
+            started = time.perf_counter()
+            found = discovery.public_notes(area, content_language=language, cap=500)
+            elapsed = time.perf_counter() - started
+            if number >= 3:
+                times.append(elapsed * 1000)
+                ids.append([row[0] for row in found.rows])
+    return times, ids
 
 
 def main() -> None:
@@ -174,24 +170,30 @@ def main() -> None:
     with app.app_context():
         upgrade(directory=str(ROOT / "migrations"))
     seed(app, args.notes, args.users)
-    pinned = run(app, args.requests)
     pin = discovery._sqlite_index
-    discovery._sqlite_index = lambda size, with_language: None  # type: ignore[assignment]
-    discovery._public_statement.cache_clear()
-    try:
-        free = run(app, args.requests)
-    finally:
-        discovery._sqlite_index = pin
-        discovery._public_statement.cache_clear()
+
+    def unpinned(size: str, with_language: bool) -> None:
+        return None
+
     print(f"\nSQLite, {args.notes:,} notes, {args.requests} reads each, in-process (ms)")
     print(f"{'scenario':<12} {'pinned p50':>10} {'p95':>8} {'planner p50':>11} {'p95':>8}  same")
-    for name, (times, ids) in pinned.items():
-        other, other_ids = free[name]
-        print(
-            f"{name:<12} {statistics.median(times):10.2f} {percentile(times, 0.95):8.2f}"
-            f" {statistics.median(other):11.2f} {percentile(other, 0.95):8.2f}"
-            f"  {'yes' if ids == other_ids else 'NO'}"
-        )
+    for name, area_list in areas().items():
+        for language in (None, "ja"):
+            pinned, pinned_ids = timed(app, area_list, language, args.requests)
+            discovery._sqlite_index = unpinned  # type: ignore[assignment]
+            discovery._public_statement.cache_clear()
+            try:
+                free, free_ids = timed(app, area_list, language, args.requests)
+            finally:
+                discovery._sqlite_index = pin
+                discovery._public_statement.cache_clear()
+            label = name + ("+lang" if language else "")
+            print(
+                f"{label:<12} {statistics.median(pinned):10.2f} {percentile(pinned, 0.95):8.2f}"
+                f" {statistics.median(free):11.2f} {percentile(free, 0.95):8.2f}"
+                f"  {'yes' if pinned_ids == free_ids else 'NO'}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
