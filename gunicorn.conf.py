@@ -10,7 +10,10 @@ workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 # well inside this, and a stuck worker is recycled instead of holding the slot forever.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 20  # SIGTERM: finish in-flight requests, then exit
-accesslog = "-"
+# ACCESS_LOG: `-` (stdout, the default), a file path, or `off` (benchmarks, or a proxy
+# that already logs every request). The error log stays on stdout.
+_access_log = os.environ.get("ACCESS_LOG", "-").strip() or "-"
+accesslog = None if _access_log.lower() in {"off", "none", "false", "0"} else _access_log
 errorlog = "-"
 # Access lines carry the request id and never a trackable secret (app.logs.redact).
 logger_class = "app.logs.RedactingGunicornLogger"

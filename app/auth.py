@@ -8,9 +8,8 @@ machine"), stops working at the next request.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Flask, Response, g, has_request_context
@@ -19,20 +18,58 @@ from flask_jwt_extended.exceptions import NoAuthorizationError
 
 from app.errors import problem
 from app.extensions import db, jwt
-from app.hooks import area_hooks
+from app.hooks import ViewerPart, area_hooks
 from app.models.team import TeamRole
 from app.models.user import User
 
 
-@dataclass(frozen=True)
 class Viewer:
-    """The caller of one request. Services take it as an argument; policies read it."""
+    """The caller of one request. Services take it as an argument; policies read it.
 
-    user: User | None = None
-    is_superadmin: bool = False
-    unlocked_trackable_ids: frozenset[uuid.UUID] = frozenset()
-    # Active team memberships: team id -> role.
-    team_roles: Mapping[uuid.UUID, TeamRole] = field(default_factory=dict)
+    What the areas add (`team_roles`, `unlocked_trackable_ids`; app.hooks) is read from
+    the database the first time a policy asks for it, then kept: a request that never
+    asks (a health check, the account's own info, anonymous discovery) spends no round
+    trip on it. Values given when building the viewer are used as given.
+    """
+
+    __slots__ = ("_parts", "_values", "is_superadmin", "user")
+
+    def __init__(
+        self,
+        user: User | None = None,
+        is_superadmin: bool = False,
+        *,
+        parts: Sequence[ViewerPart] = (),
+        **given: Any,
+    ) -> None:
+        self.user = user
+        self.is_superadmin = is_superadmin
+        self._parts: Sequence[ViewerPart] | None = parts or None
+        self._values: dict[str, Any] = dict(given)
+
+    def _value(self, key: str, default: Any) -> Any:
+        parts, self._parts = self._parts, None
+        if parts is not None:
+            given = set(self._values)
+            for part in parts:
+                for name, value in part(self.user).items():
+                    if name in given:
+                        continue
+                    if isinstance(value, frozenset) and name in self._values:
+                        value = self._values[name] | value
+                    self._values[name] = value
+        return self._values.get(key, default)
+
+    @property
+    def unlocked_trackable_ids(self) -> frozenset[uuid.UUID]:
+        value: frozenset[uuid.UUID] = self._value("unlocked_trackable_ids", frozenset())
+        return value
+
+    @property
+    def team_roles(self) -> Mapping[uuid.UUID, TeamRole]:
+        """Active team memberships: team id -> role."""
+        value: Mapping[uuid.UUID, TeamRole] = self._value("team_roles", {})
+        return value
 
     @property
     def user_id(self) -> uuid.UUID | None:
@@ -60,17 +97,17 @@ class Viewer:
 ANONYMOUS = Viewer()
 
 
-def build_viewer(user: User | None) -> Viewer:
-    """The Viewer of `user`, with every area's part (sets of ids are merged)."""
-    values: dict[str, Any] = {"user": user, "is_superadmin": bool(user and user.is_superadmin)}
+def build_viewer(user: User | None, **given: Any) -> Viewer:
+    """The Viewer of `user`, with every area's part (sets of ids are merged), read when
+    first needed; `given` values stand instead of the parts' for their keys."""
     # Areas add to the Viewer without this module knowing them (app.hooks): the teams area
     # adds `team_roles`, the notes area the account's `unlocked_trackable_ids`.
-    for part in area_hooks().viewer_parts:
-        for key, value in part(user).items():
-            if isinstance(value, frozenset) and key in values:
-                value = values[key] | value
-            values[key] = value
-    return Viewer(**values)
+    return Viewer(
+        user,
+        bool(user and user.is_superadmin),
+        parts=area_hooks().viewer_parts,
+        **given,
+    )
 
 
 def current_viewer() -> Viewer:

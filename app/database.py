@@ -13,6 +13,7 @@ from typing import Any
 from flask import Flask, Response
 from sqlalchemy import Table, event, exc, insert, make_url, select, text, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction, scoped_session
 
 from app.errors import problem
@@ -102,6 +103,18 @@ def enforce_foreign_keys(engine: Engine) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
+
+
+@compiles(Table, "sqlite")
+def _sqlite_table_with_hint(element: Table, compiler: Any, **kw: Any) -> str:
+    """SQLite's `INDEXED BY`: SQLAlchemy keeps `Select.with_hint(table, text, "sqlite")`
+    but its SQLite compiler writes nothing for it, so a table with a hint is written here
+    as `table <hint>` (e.g. `INDEXED BY ix_name`, which SQLite refuses to run when that
+    index cannot serve the query, rather than silently choosing another)."""
+    hints = kw.pop("fromhints", None) or {}
+    rendered = compiler.visit_table(element, **kw)
+    hint = hints.get(element)
+    return f"{rendered} {hint}" if hint and kw.get("asfrom") else str(rendered)
 
 
 def ping_when_idle(engine: Engine, idle_seconds: float) -> None:

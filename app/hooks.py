@@ -37,8 +37,9 @@ ParentRemoval = Callable[[str, Collection[uuid.UUID]], int]
 @dataclass(frozen=True)
 class AreaHooks:
     """`viewer_parts` each add keyword values to the Viewer of a request (sets of ids are
-    merged); `account_cleanups` run in this order when an account is deleted;
-    `parent_removals` run when a note, team, trackable or group is deleted."""
+    merged), run when the request first asks for one of them; `account_cleanups` run in
+    this order when an account is deleted; `parent_removals` run when a note, team,
+    trackable or group is deleted."""
 
     viewer_parts: Sequence[ViewerPart]
     account_cleanups: Sequence[AccountCleanup]

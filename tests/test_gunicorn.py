@@ -115,3 +115,63 @@ def test_ordinary_requests_still_reach_the_app(server):
     assert headers["content-type"].startswith("application/json")
     missing = exchange(server, b"GET /api/no-such-route HTTP/1.1\r\nHost: x\r\n\r\n")
     assert_problem(missing, 404)
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        (None, "-"),
+        ("-", "-"),
+        ("", "-"),
+        ("off", None),
+        ("OFF", None),
+        ("logs/access.log", "logs/access.log"),
+    ],
+)
+def test_the_access_log_is_a_setting(monkeypatch, setting, expected):
+    """ACCESS_LOG: stdout by default, a file, or off."""
+    import runpy
+
+    if setting is None:
+        monkeypatch.delenv("ACCESS_LOG", raising=False)
+    else:
+        monkeypatch.setenv("ACCESS_LOG", setting)
+    settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert settings["accesslog"] == expected
+    assert settings["errorlog"] == "-"
+
+
+def test_an_access_log_file_gets_one_line_per_request(tmp_path):
+    """With ACCESS_LOG set to a file, gunicorn writes its request lines there."""
+    port = free_port()
+    log = tmp_path / "access.log"
+    env = {
+        **os.environ,
+        "APP_ENV": "testing",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'app.db'}",
+        "PORT": str(port),
+        "WEB_CONCURRENCY": "1",
+        "LOG_LEVEL": "WARNING",
+        "ACCESS_LOG": str(log),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("gunicorn did not start")
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    assert '"GET /healthz HTTP/1.1" 200' in log.read_text()

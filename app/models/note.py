@@ -12,8 +12,20 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Boolean, Float, ForeignKey, Index, String, Text, text
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy import (
+    Boolean,
+    Float,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    String,
+    Text,
+    event,
+    select,
+    text,
+)
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Mapped, Mapper, mapped_column, relationship
 
 from app.models.base import (
     GUID,
@@ -26,7 +38,7 @@ from app.models.base import (
 from app.models.category import LANGUAGE_TAG_MAX_LENGTH
 from app.models.enums import CommentPolicy, NoteVisibility, stored_enum
 from app.models.sync import unstamped
-from app.models.user import User
+from app.models.user import USER_NAME_MAX_LENGTH, User
 
 if TYPE_CHECKING:
     from app.models.trackable import Trackable
@@ -43,6 +55,11 @@ class Note(Base):
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
     owner_user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"))
+    # A stored copy of the owner's user name, so a list of 500 notes needs no lookup per
+    # row in `users`. The foreign key on (owner_user_id, owner_user_name) keeps it in step:
+    # it cannot name anyone but the owner, and a rename cascades to the owner's notes.
+    # Filled on insert (`_copy_owner_user_name`); docs/contract-notes.md says why.
+    owner_user_name: Mapped[str] = mapped_column(String(USER_NAME_MAX_LENGTH))
     # Set for team notes. No foreign key yet: the teams table arrives with the teams area.
     team_id: Mapped[uuid.UUID | None] = mapped_column(GUID, default=None)
     category_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("categories.id"), index=True)
@@ -76,14 +93,21 @@ class Note(Base):
     # that commit stamps it (app.models.sync explains the clock).
     sync_utc: Mapped[datetime | None] = mapped_column(default=None, onupdate=unstamped)
 
-    owner: Mapped[User] = relationship(User, lazy="joined", innerjoin=True)
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["owner_user_id", "owner_user_name"],
+            ["users.id", "users.user_name"],
+            name="fk_notes_owner_user_name_users",
+            onupdate="CASCADE",
+        ),
+    )
+
+    owner: Mapped[User] = relationship(
+        User, lazy="joined", innerjoin=True, foreign_keys=[owner_user_id]
+    )
     trackables: Mapped[list[Trackable]] = relationship(
         "Trackable", secondary="note_trackables", lazy="select"
     )
-
-    @property
-    def owner_user_name(self) -> str:
-        return self.owner.user_name
 
     @property
     def trackable_ids(self) -> frozenset[uuid.UUID]:
@@ -98,18 +122,33 @@ class Note(Base):
         return self.visibility == NoteVisibility.ONCE_TRACKABLE_ACCESSED and not self.trackables
 
 
+@event.listens_for(Note, "before_insert")
+def _copy_owner_user_name(_mapper: Mapper[Note], connection: Connection, note: Note) -> None:
+    """A new note takes its owner's current user name (the foreign key keeps it after)."""
+    if note.owner_user_name is None:
+        note.owner_user_name = connection.scalar(
+            select(User.user_name).where(User.id == note.owner_user_id)
+        )
+
+
+# SQLite uses a partial index only when the query's WHERE has the index's condition as
+# written, and SQLAlchemy writes the boolean column there as `is_publicly_discoverable = 1`.
+SQLITE_DISCOVERABLE = text("is_publicly_discoverable = 1")
+
 # Anonymous discovery: "discoverable, in this window, newest activity first, LIMIT cap".
-# services.discovery first reads the ids of the newest matches, which these two covering
-# partial indexes answer with an index-only scan on PostgreSQL: by position for small
-# windows, by activity for large ones (where the first `cap` matches come quickly). The
-# INCLUDE columns let either filter the other's conditions without visiting the table.
+# services.notes.discovery picks the access path by the window's size: for small and
+# medium windows it first reads the ids of the newest matches, which these covering partial
+# indexes answer with an index-only scan on PostgreSQL (by position for small windows, by
+# activity for larger ones, where the first `cap` matches come quickly; the INCLUDE columns
+# let either filter the other's conditions without visiting the table); for the widest it
+# reads the activity index and its rows in one scan.
 Index(
     "ix_notes_public_activity",
     Note.last_activity_utc.desc(),
     Note.id.desc(),
     postgresql_where=text("is_publicly_discoverable"),
     postgresql_include=["latitude", "longitude", "content_language"],
-    sqlite_where=text("is_publicly_discoverable"),
+    sqlite_where=SQLITE_DISCOVERABLE,
 )
 Index(
     "ix_notes_public_position",
@@ -117,7 +156,18 @@ Index(
     Note.longitude,
     postgresql_where=text("is_publicly_discoverable"),
     postgresql_include=["last_activity_utc", "id", "content_language"],
-    sqlite_where=text("is_publicly_discoverable"),
+    sqlite_where=SQLITE_DISCOVERABLE,
+)
+# The same with a language filter: that language's notes in activity order, so a rare
+# language is found without reading past every other language's notes.
+Index(
+    "ix_notes_public_language_activity",
+    Note.content_language,
+    Note.last_activity_utc.desc(),
+    Note.id.desc(),
+    postgresql_where=text("is_publicly_discoverable"),
+    postgresql_include=["latitude", "longitude"],
+    sqlite_where=SQLITE_DISCOVERABLE,
 )
 # Personal lists and profile reads: one owner's notes by activity.
 Index("ix_notes_owner_activity", Note.owner_user_id, Note.last_activity_utc.desc())

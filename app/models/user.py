@@ -5,20 +5,25 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, String
+from sqlalchemy import BigInteger, Boolean, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, new_id, utcnow
 
+USER_NAME_MAX_LENGTH = 32
+
 
 class User(Base):
     __tablename__ = "users"
+    # What the notes' stored copy of their owner's name refers to (models.note): a unique
+    # index (not a constraint) so SQLite adds it without rebuilding the table.
+    __table_args__ = (Index("uq_users_id_user_name", "id", "user_name", unique=True),)
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
     email: Mapped[str] = mapped_column(String(254))
     # Lower-cased email: uniqueness and lookups are case-insensitive on every database.
     normalized_email: Mapped[str] = mapped_column(String(254), unique=True)
-    user_name: Mapped[str] = mapped_column(String(32), unique=True)
+    user_name: Mapped[str] = mapped_column(String(USER_NAME_MAX_LENGTH), unique=True)
     display_name: Mapped[str] = mapped_column(String(100), default="")
     password_hash: Mapped[str] = mapped_column(String(255))
     is_email_confirmed: Mapped[bool] = mapped_column(Boolean, default=False)

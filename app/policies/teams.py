@@ -8,8 +8,9 @@
   record with it (a member, an invitee, a requester).
 - A membership record is visible to its own user, to the team's admins, and, when it is an
   active membership, to the team's members; which operation who may do is `ACTORS`.
-- `Viewer.team_roles` comes from the caller's active memberships, read once per request by
-  the viewer part below, so a removed member loses access at their next request.
+- `Viewer.team_roles` comes from the caller's active memberships, read once per request (when
+  a policy first asks) by the viewer part below, so a removed member loses access at their
+  next request.
 
 Team note actions (who may list, create, edit, remove or delete them) are note rules and sit
 with them in policies/notes.py.

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 
 import pytest
@@ -74,12 +73,8 @@ def world(app):
         "stranger": build_viewer(stranger),
         # the account-stored unlock reaches the Viewer through the registered viewer part
         "unlocked": build_viewer(unlocker),
-        "team_member": dataclasses.replace(
-            build_viewer(member), team_roles={TEAM_ID: TeamRole.MEMBER}
-        ),
-        "team_admin": dataclasses.replace(
-            build_viewer(admin), team_roles={TEAM_ID: TeamRole.ADMIN}
-        ),
+        "team_member": build_viewer(member, team_roles={TEAM_ID: TeamRole.MEMBER}),
+        "team_admin": build_viewer(admin, team_roles={TEAM_ID: TeamRole.ADMIN}),
     }
     return notes, viewers
 
@@ -134,9 +129,8 @@ def test_require_manage(app, role, team_note, allowed):
     owner, other = make_user(), make_user()
     note = make_note(owner, visibility=PUBLIC, team_id=TEAM_ID if team_note else None)
     roles = {"team_admin": TeamRole.ADMIN, "team_member": TeamRole.MEMBER}
-    viewer = build_viewer(owner if role == "owner" else other)
-    if role in roles:
-        viewer = dataclasses.replace(viewer, team_roles={TEAM_ID: roles[role]})
+    given = {"team_roles": {TEAM_ID: roles[role]}} if role in roles else {}
+    viewer = build_viewer(owner if role == "owner" else other, **given)
     assert note_policy.can_manage(viewer, note) is allowed
 
 
@@ -157,8 +151,6 @@ def test_can_comment(app, policy, role, allowed):
         "anonymous": build_viewer(None),
         "stranger": build_viewer(make_user()),
         "owner": build_viewer(owner),
-        "team_member": dataclasses.replace(
-            build_viewer(make_user()), team_roles={TEAM_ID: TeamRole.MEMBER}
-        ),
+        "team_member": build_viewer(make_user(), team_roles={TEAM_ID: TeamRole.MEMBER}),
     }
     assert note_policy.can_comment(viewers[role], note) is allowed

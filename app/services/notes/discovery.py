@@ -84,7 +84,7 @@ def note_record_columns(viewer: Viewer) -> list[Any]:
     return [
         GuidText(Note.id).label("note_id"),
         GuidText(Note.owner_user_id).label("owner_user_id"),
-        User.user_name.label("owner_user_name"),
+        Note.owner_user_name.label("owner_user_name"),
         GuidText(Note.category_id).label("category_id"),
         Note.title.label("title"),
         Note.body.label("body"),
@@ -108,8 +108,8 @@ NOTE_RECORD_FIELDS = tuple(column.name for column in note_record_columns(ANONYMO
 
 
 def note_rows(viewer: Viewer) -> Select[Any]:
-    """SELECT of note records (joined to the owner for `ownerUserName`)."""
-    return select(*note_record_columns(viewer)).join(User, User.id == Note.owner_user_id)
+    """SELECT of note records (`ownerUserName` is the notes' stored copy: no join)."""
+    return select(*note_record_columns(viewer))
 
 
 @dataclass
@@ -129,24 +129,38 @@ def by_activity(query: SelectT) -> SelectT:
     return query.order_by(Note.last_activity_utc.desc(), Note.id.desc())
 
 
-def capped_statement(viewer: Viewer, where: Sequence[ColumnElement[bool]]) -> Select[Any]:
+def capped_statement(
+    viewer: Viewer, where: Sequence[ColumnElement[bool]], *, sqlite_index: str | None = None
+) -> Select[Any]:
     """Note records matching `where`, most recent activity first (ties by id), at most
     `cap + 1` of them (bound parameter `cap_plus_one`; `capped` runs it).
 
     Two steps in one statement: the ids of the newest matches (on PostgreSQL an index-only
     scan of a covering partial index, whatever the window's size), then their records by
-    primary key.
+    primary key. `sqlite_index` pins SQLite's index for the first step.
     """
-    newest = (
-        by_activity(select(Note.id, Note.last_activity_utc).where(*where))
-        .limit(CAP_PLUS_ONE)
-        .subquery("newest")
-    )
+    ids = select(Note.id, Note.last_activity_utc).where(*where)
+    if sqlite_index is not None:
+        ids = ids.with_hint(Note, f"INDEXED BY {sqlite_index}", "sqlite")
+    newest = by_activity(ids).limit(CAP_PLUS_ONE).subquery("newest")
     return (
         note_rows(viewer)
         .join(newest, newest.c.id == Note.id)
         .order_by(newest.c.last_activity_utc.desc(), newest.c.id.desc())
     )
+
+
+def scan_statement(
+    viewer: Viewer, where: Sequence[ColumnElement[bool]], *, sqlite_index: str | None = None
+) -> Select[Any]:
+    """The same records as `capped_statement`, in one scan: read in activity order and
+    stopped after `cap + 1` matches. For windows where nearly every note matches (the
+    world): one pass over an activity index and the rows it points to, where the two steps
+    would look every id up again by primary key."""
+    statement = by_activity(note_rows(viewer).where(*where)).limit(CAP_PLUS_ONE)
+    if sqlite_index is not None:
+        statement = statement.with_hint(Note, f"INDEXED BY {sqlite_index}", "sqlite")
+    return statement
 
 
 CAP_PLUS_ONE = bindparam("cap_plus_one", type_=Integer)
@@ -218,14 +232,56 @@ def _run_alone(compiled: Compiled, params: dict[str, Any]) -> list[Sequence[Any]
 
 LANGUAGE = bindparam("content_language", type_=String)
 
+# --- access paths by window size ---------------------------------------------------------
+#
+# Anonymous discovery has three indexes to choose from (models.note): by position, by
+# activity, and by language then activity. Which one is fastest depends on how many notes
+# the window holds, which the window's size stands for (bench/README.md, "Discovery at the
+# floor", measured on 1,000,000 notes):
+#
+# - small (a city, nearby): the position index finds the few thousand notes in the window;
+#   sorting them is cheap.
+# - medium (a region): the activity index (or the language one) in order, skipping the
+#   notes outside the window, until `cap + 1` match; on PostgreSQL from the index alone
+#   (its INCLUDE columns), then the records by primary key.
+# - wide (a quarter of the globe or more): nearly every note matches, so one scan of the
+#   activity (or language) index and the rows it points to, stopped at `cap + 1`.
+#
+# PostgreSQL's planner picks the index of the first two well from its statistics; SQLite's
+# does not (with a language filter it chose the language index for a city window and
+# scanned a whole language, and the position index for the world), so SQLite's index is
+# pinned for every size: by position up to medium windows, by activity (or language) for
+# wide ones.
 
-@functools.lru_cache(maxsize=16)
-def _public_statement(shape: tuple[str, bool], with_language: bool) -> Select[Any]:
+SMALL_WINDOW_SQUARE_DEGREES = 4.0
+WIDE_WINDOW_SQUARE_DEGREES = 180.0 * 360.0 / 4
+
+
+def window_size(area: Area) -> str:
+    """`small`, `medium` or `wide` (see above)."""
+    size = area.square_degrees
+    if size <= SMALL_WINDOW_SQUARE_DEGREES:
+        return "small"
+    return "wide" if size >= WIDE_WINDOW_SQUARE_DEGREES else "medium"
+
+
+def _sqlite_index(size: str, with_language: bool) -> str:
+    # SQLite's indexes cover no extra columns: reading the activity index in order looks
+    # each entry's row up for its position, so below the widest windows the position
+    # index (the window's rows, then a sort) is the cheaper way.
+    if size != "wide":
+        return "ix_notes_public_position"
+    return "ix_notes_public_language_activity" if with_language else "ix_notes_public_activity"
+
+
+@functools.lru_cache(maxsize=32)
+def _public_statement(shape: tuple[str, bool], with_language: bool, size: str) -> Select[Any]:
     area = circle_clause if shape[0] == "circle" else window_clause
     filters = [note_policy.public_discovery_filter(), area(shape[1])]
     if with_language:
         filters.append(Note.content_language == LANGUAGE)
-    return capped_statement(ANONYMOUS, filters)
+    build = scan_statement if size == "wide" else capped_statement
+    return build(ANONYMOUS, filters, sqlite_index=_sqlite_index(size, with_language))
 
 
 def _language_params(content_language: str | None) -> dict[str, str]:
@@ -236,9 +292,9 @@ def _language_params(content_language: str | None) -> dict[str, str]:
 
 def public_notes(area: Area, *, content_language: str | None = None, cap: int) -> NoteList:
     """Anonymous discovery in a window or circle (Public, and gated with no trackables).
-    The same statement serves every request of an area's shape."""
+    The same statement serves every request of an area's shape and size."""
     language = _language_params(content_language)
-    statement = _public_statement(area.shape, bool(language))
+    statement = _public_statement(area.shape, bool(language), window_size(area))
     return capped(statement, {**area.params(), **language}, cap, reused=True)
 
 

@@ -117,6 +117,14 @@ class Bounds:
     def shape(self) -> tuple[str, bool]:
         return ("window", self.crosses_antimeridian)
 
+    @property
+    def square_degrees(self) -> float:
+        """Latitude span times longitude span (a window across the antimeridian wraps)."""
+        width = self.max_longitude - self.min_longitude
+        if self.crosses_antimeridian:
+            width += 360.0
+        return (self.max_latitude - self.min_latitude) * width
+
     def where(self) -> ColumnElement[bool]:
         """The window in SQL; its numbers come from `params()`."""
         return window_clause(self.crosses_antimeridian)
@@ -163,6 +171,11 @@ class Circle:
     @property
     def shape(self) -> tuple[str, bool]:
         return ("circle", self.bounds().crosses_antimeridian)
+
+    @property
+    def square_degrees(self) -> float:
+        """The size of the bounding window (which is what the indexes read)."""
+        return self.bounds().square_degrees
 
     def where(self) -> ColumnElement[bool]:
         """The circle in SQL; its numbers come from `params()`."""

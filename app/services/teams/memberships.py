@@ -305,7 +305,11 @@ def end_account_memberships(user: User, counts: DeletionCounts) -> None:
             db.session.execute(
                 update(Note)
                 .where(Note.owner_user_id == user.id, Note.team_id == team_id)
-                .values(owner_user_id=admin.user_id, updated_utc=now)
+                .values(
+                    owner_user_id=admin.user_id,
+                    owner_user_name=admin.user_name,
+                    updated_utc=now,
+                )
             )
     db.session.execute(delete(TeamInviteLink).where(TeamInviteLink.created_by_user_id == user.id))
     db.session.execute(

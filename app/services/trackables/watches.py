@@ -20,7 +20,7 @@ described).
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, exc, select
@@ -159,4 +159,4 @@ def _account_viewer(user: User) -> Viewer:
     unlocked = db.session.scalars(
         select(TrackableUnlock.trackable_id).where(TrackableUnlock.user_id == user.id)
     )
-    return replace(build_viewer(user), unlocked_trackable_ids=frozenset(unlocked))
+    return build_viewer(user, unlocked_trackable_ids=frozenset(unlocked))

@@ -95,3 +95,111 @@ def test_the_short_way_leaves_its_connection_transactional(api, on_postgresql, s
     assert len(short_way_calls) == 1
     with db.engine.connect() as connection:
         assert connection.connection.driver_connection.autocommit is False
+
+
+# --- access paths by window size -----------------------------------------------------------
+
+
+def ids_of(found):
+    column = discovery.NOTE_RECORD_FIELDS.index("note_id")
+    return [row[column] for row in found.rows]
+
+
+@pytest.fixture
+def spread_notes():
+    """Public notes in two languages over the globe, with ties in activity time (ordered
+    by id then), a private one and one without a position."""
+    from datetime import UTC, datetime, timedelta
+
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    places = [(52.52, 13.4), (48.85, 2.35), (-33.9, 151.2), (40.7, -74.0), (35.7, 139.7)]
+    for number in range(40):
+        latitude, longitude = places[number % len(places)]
+        make_note(
+            visibility=NoteVisibility.PUBLIC,
+            latitude=latitude + number / 1000,
+            longitude=longitude,
+            content_language="de" if number % 3 else "ja",
+            last_activity_utc=start + timedelta(hours=number // 4),  # four share each time
+        )
+    make_note(visibility=NoteVisibility.PRIVATE, latitude=52.5, longitude=13.4)
+    make_note(visibility=NoteVisibility.PUBLIC)
+
+
+@pytest.mark.parametrize("language", [None, "de", "ja"])
+@pytest.mark.parametrize("cap", [5, 13, 100])
+def test_every_access_path_returns_the_same_notes_in_the_same_order(
+    app, spread_notes, language, cap
+):
+    """The one-scan statement of wide windows and the two-step one of smaller windows find
+    the same records, in the same order, truncated alike."""
+    filters = [
+        discovery.note_policy.public_discovery_filter(),
+        WORLD.where(),
+    ]
+    params = WORLD.params()
+    if language:
+        filters.append(discovery.Note.content_language == discovery.LANGUAGE)
+        params[discovery.LANGUAGE.key] = language
+    two_step = discovery.capped(
+        discovery.capped_statement(discovery.ANONYMOUS, filters), params, cap
+    )
+    one_scan = discovery.capped(discovery.scan_statement(discovery.ANONYMOUS, filters), params, cap)
+    through_the_face = discovery.public_notes(WORLD, content_language=language, cap=cap)
+
+    assert ids_of(one_scan) == ids_of(two_step) == ids_of(through_the_face)
+    assert one_scan.rows == two_step.rows
+    matching = {None: 40, "de": 26, "ja": 14}[language]  # every third one is in Japanese
+    assert len(one_scan.rows) == min(cap, matching)
+    assert one_scan.truncated == two_step.truncated == (cap < matching)
+
+
+@pytest.mark.parametrize(
+    ("area", "size"),
+    [
+        (Bounds(52.47, 13.32, 52.57, 13.48), "small"),
+        (Circle(52.52, 13.405, 5.0), "small"),
+        (Bounds(47.0, 5.5, 55.0, 15.5), "medium"),
+        (Bounds(-90.0, -180.0, 90.0, 180.0), "wide"),
+        (Bounds(-90.0, 170.0, 90.0, 80.0), "wide"),  # across the antimeridian, 270 degrees
+        (Bounds(-45.0, 100.0, 45.0, -100.0), "medium"),  # across it, 90 x 160 degrees
+    ],
+)
+def test_the_window_size_picks_the_access_path(area, size):
+    assert discovery.window_size(area) == size
+
+
+@pytest.mark.parametrize(
+    ("area", "index"),
+    [
+        (Bounds(52.47, 13.32, 52.57, 13.48), "ix_notes_public_position"),
+        (Circle(52.52, 13.405, 5.0), "ix_notes_public_position"),
+        (Bounds(47.0, 5.5, 55.0, 15.5), "ix_notes_public_position"),
+        (WORLD, "ix_notes_public_{language}activity"),
+    ],
+)
+@pytest.mark.parametrize("language", [None, "de"])
+def test_sqlite_reads_through_the_index_pinned_for_the_window_size(app, area, index, language):
+    """SQLite's planner is not trusted with the choice: each size names its index, and
+    SQLite's own plan shows it is the one used."""
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL's planner chooses from its statistics")
+    index = index.format(language="language_" if language else "")
+    params = {**area.params(), discovery.CAP_PLUS_ONE.key: 11}
+    if language:
+        params[discovery.LANGUAGE.key] = language
+    statement = discovery._public_statement(area.shape, bool(language), discovery.window_size(area))
+    compiled = statement.compile(dialect=db.engine.dialect)
+    plan = (
+        db.session.connection()
+        .exec_driver_sql(
+            "EXPLAIN QUERY PLAN " + compiled.string,
+            tuple(compiled.construct_params(params)[name] for name in compiled.positiontup),
+        )
+        .all()
+    )
+    assert f"INDEXED BY {index}" in compiled.string
+    assert any(
+        f"USING INDEX {index}" in row[-1] or f"USING COVERING INDEX {index}" in row[-1]
+        for row in plan
+    ), plan

@@ -440,6 +440,7 @@ def test_the_last_admin_cannot_be_removed_by_an_admin_who_left_meanwhile(app):
     team_id = team.id
     # Both requests start while both are admins; the first one removes the second admin.
     first_viewer, second_viewer = build_viewer(first), build_viewer(second)
+    assert first_viewer.team_roles == second_viewer.team_roles  # both have read their roles
     teams.remove(first_viewer, team_id, _own_record_id(team_id, second))
     db.session.commit()
     with pytest.raises(Conflict):
