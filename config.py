@@ -78,6 +78,10 @@ class Config:
     DATABASE_STATEMENT_TIMEOUT_SECONDS = env_float("DATABASE_STATEMENT_TIMEOUT_SECONDS", 20.0)
     # How long a request waits for a free pooled connection.
     DATABASE_POOL_TIMEOUT_SECONDS = env_float("DATABASE_POOL_TIMEOUT_SECONDS", 5.0)
+    # SQLite: how long a writer waits for another writer's lock (BEGIN IMMEDIATE) before
+    # giving up. The driver's default of 5 s ran out for barrier-released writers on a
+    # busy machine; writers queue, they do not fail.
+    DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS = env_float("DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS", 20.0)
 
     # Request bodies: JSON bodies and image uploads share one hard cap (20 MB images + form).
     MAX_CONTENT_LENGTH = env_int("MAX_CONTENT_LENGTH", 21 * 1024 * 1024)

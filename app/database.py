@@ -27,8 +27,12 @@ def engine_options(url: str, config: Mapping[str, Any]) -> dict[str, Any]:
     opening a connection gives up after DATABASE_CONNECT_TIMEOUT_SECONDS, a statement
     after DATABASE_STATEMENT_TIMEOUT_SECONDS, waiting for a pooled connection after
     DATABASE_POOL_TIMEOUT_SECONDS. Without them a request could wait minutes on a host
-    that does not answer, holding its worker. SQLite (a file) needs none."""
-    if make_url(url).get_backend_name() != "postgresql":
+    that does not answer, holding its worker. SQLite (a file) has one bound: how long a
+    writer waits for another's lock (DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS)."""
+    backend = make_url(url).get_backend_name()
+    if backend == "sqlite":
+        return {"connect_args": {"timeout": float(config["DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS"])}}
+    if backend != "postgresql":
         return {}
     statement_ms = int(float(config["DATABASE_STATEMENT_TIMEOUT_SECONDS"]) * 1000)
     return {

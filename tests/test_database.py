@@ -93,3 +93,10 @@ def test_every_sqlite_connection_enforces_foreign_keys(app):
     with db.engine.connect() as first, db.engine.connect() as second:
         for connection in (first, second):
             assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_sqlite_writers_wait_the_configured_busy_timeout_for_a_lock():
+    from app.database import engine_options
+
+    options = engine_options("sqlite:///x.db", {"DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS": 20.0})
+    assert options == {"connect_args": {"timeout": 20.0}}
