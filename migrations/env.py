@@ -97,6 +97,11 @@ def run_migrations_online():
             # then every key is checked before the connection goes back on.
             connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
             connection.commit()
+        elif connection.dialect.name == "postgresql":
+            # The app's statement timeout bounds a request (app.database.engine_options);
+            # a migration rewriting a large table may take longer, and must not be cut off.
+            connection.exec_driver_sql("SET statement_timeout = 0")
+            connection.commit()
         context.configure(connection=connection, target_metadata=get_metadata(), **conf_args)
 
         with context.begin_transaction():

@@ -12,6 +12,7 @@ from alembic.config import Config as AlembicConfig
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from flask_migrate import downgrade, upgrade
+from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
 from app.extensions import db
@@ -51,3 +52,32 @@ def test_upgraded_empty_database_matches_the_models(empty_database_url, tmp_path
         upgrade(directory=str(MIGRATIONS))
         db.session.remove()
         db.engine.dispose()
+
+
+def test_migrations_are_not_cut_off_by_the_request_statement_timeout(empty_database_url, tmp_path):
+    # Requests get a statement timeout on PostgreSQL (app.database.engine_options); a
+    # migration rewriting a large table may take minutes and must run without it.
+    if make_url(empty_database_url).get_backend_name() != "postgresql":
+        pytest.skip("a statement timeout is PostgreSQL's")
+    app = make_test_app(empty_database_url, tmp_path, DATABASE_STATEMENT_TIMEOUT_SECONDS=5)
+    timeouts: list[str] = []
+
+    def record_timeout(connection, _cursor, statement, *_args):
+        if statement.lstrip().upper().startswith("CREATE TABLE"):
+            cursor = connection.connection.cursor()
+            cursor.execute("SHOW statement_timeout")
+            timeouts.append(cursor.fetchone()[0])
+            cursor.close()
+
+    with app.app_context():
+        with db.engine.connect() as connection:
+            assert connection.exec_driver_sql("SHOW statement_timeout").scalar() == "5s"
+        event.listen(db.engine, "before_cursor_execute", record_timeout)
+        try:
+            upgrade(directory=str(MIGRATIONS))
+        finally:
+            event.remove(db.engine, "before_cursor_execute", record_timeout)
+            db.session.remove()
+            db.engine.dispose()
+    assert timeouts
+    assert set(timeouts) == {"0"}
