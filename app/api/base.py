@@ -296,6 +296,9 @@ EXTRA_PROBLEMS: dict[str, frozenset[int]] = {
     "POST /api/compliance/errors": frozenset({404}),
     # a parentCategoryId that names no category of the caller's tree
     "GET /api/categories/mine/tree/children": frozenset({404}),
+    # a teamId that names no team the caller may see
+    "POST /api/trackables": frozenset({404}),
+    "POST /api/trackables/groups": frozenset({404}),
 }
 
 

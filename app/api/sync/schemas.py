@@ -125,13 +125,15 @@ class SyncConflictSchema(Schema):
     errors = fields.Dict(
         keys=fields.String(),
         values=fields.List(fields.String()),
-        metadata={"description": "`validation_failed`: field name -> messages."},
+        allow_none=True,
+        metadata={"description": "`validation_failed`: field name -> messages; else null."},
     )
     server_record = fields.Dict(
+        allow_none=True,
         metadata={
             "description": "The server's current note record or sync category record, "
             "when the caller may see it."
-        }
+        },
     )
 
 
