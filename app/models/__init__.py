@@ -6,7 +6,7 @@ from app.models.compliance import ContentReport
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
 from app.models.image import ContentImage, ImageTarget
 from app.models.note import Note, NoteComment
-from app.models.sync import SyncClock, SyncDeparture
+from app.models.sync import SyncClock, SyncDeparture, SyncNoteMutation
 from app.models.team import Team, TeamInviteLink, TeamMembership
 from app.models.trackable import (
     JourneyStop,
@@ -39,6 +39,7 @@ __all__ = [
     "SecretGuessMiss",
     "SyncClock",
     "SyncDeparture",
+    "SyncNoteMutation",
     "Team",
     "TeamInviteLink",
     "TeamMembership",

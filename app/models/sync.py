@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Index, Integer, String, text
+from sqlalchemy import ForeignKey, Index, Integer, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import GUID, Base, new_id
@@ -52,6 +52,23 @@ class SyncDeparture(Base):
     user_id: Mapped[uuid.UUID | None] = mapped_column(GUID, default=None)
     entity_id: Mapped[uuid.UUID | None] = mapped_column(GUID, default=None)
     sync_utc: Mapped[datetime | None] = mapped_column(default=None, onupdate=unstamped)
+
+
+class SyncNoteMutation(Base):
+    """A `clientMutationId` a sync push applied to a note (a create, a change or a delete).
+
+    A device's change can reach the server more than once: its answer is lost, it pushes
+    again, gets `changed_on_server` because another device wrote meanwhile, rebases and
+    pushes the same change once more. The note's stored `clientMutationId` is by then the
+    other device's, so only this record tells that the change was applied already. Kept
+    as long as the note (a note's tombstone keeps them too)."""
+
+    __tablename__ = "sync_note_mutations"
+
+    note_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True
+    )
+    client_mutation_id: Mapped[str] = mapped_column(String(100), primary_key=True)
 
 
 TEAM_ACCESS, NOTE_LEFT_TEAM, CATEGORY_LEFT_TEAM = "team_access", "note", "category"

@@ -15,9 +15,11 @@ the server copy's (to the millisecond the API shows). Otherwise:
 - `validation_failed`: the record breaks a rule (`errors` names the fields).
 
 A record already applied is recognised and reported as applied again without a change:
-a note whose stored `clientMutationId` is the pushed one, a category already equal to the
-pushed one. Order: category creations and changes, then notes, then category deletions
-(a new note may name a new category; a category may be deleted once its notes moved).
+a note change whose `clientMutationId` a push applied to that note before (kept in
+`sync_note_mutations`, so also after other writes to the note) or that the note holds
+now, a category already equal to the pushed one. Order: category creations and changes,
+then notes, then category deletions (a new note may name a new category; a category may
+be deleted once its notes moved).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy import exc, select
@@ -36,6 +39,7 @@ from app.errors import ApiError, Forbidden, NotFound, ValidationFailed
 from app.extensions import db
 from app.models.category import Category, OwnerScope
 from app.models.note import Note
+from app.models.sync import SyncNoteMutation
 from app.policies import categories as category_policy
 from app.policies import notes as note_policy
 from app.services import categories, notes
@@ -115,11 +119,12 @@ def push(
     lock_for_write(db.session, f"sync-push:{viewer.account.id}")
     existing_categories = _load(Category, [record.id for record in categories_in])
     existing_notes = _load(Note, [record.id for record in notes_in])
+    apply_note = partial(_apply_note, applied=_applied_mutations(notes_in))
     deletions = [r for r in categories_in if r.fields.get("is_deleted")]
     for record in _parents_first([r for r in categories_in if r not in deletions]):
         _run(result, "category", record, existing_categories, viewer, default_language)
     for record in notes_in:
-        _run(result, "note", record, existing_notes, viewer, default_language)
+        _run(result, "note", record, existing_notes, viewer, default_language, apply_note)
     for record in deletions:
         _run(result, "category", record, existing_categories, viewer, default_language)
     _attach_server_records(viewer, result.conflicts)
@@ -130,6 +135,24 @@ def _load(model: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, Any]:
     if not ids:
         return {}
     return {row.id: row for row in db.session.scalars(select(model).where(model.id.in_(ids)))}
+
+
+def _applied_mutations(records: list[PushedRecord]) -> set[tuple[uuid.UUID, str]]:
+    """The (note id, clientMutationId) pairs of this push that an earlier push applied."""
+    pairs = {(r.id, r.fields["client_mutation_id"]) for r in records if _mutation(r)}
+    if not pairs:
+        return set()
+    rows = db.session.execute(
+        select(SyncNoteMutation.note_id, SyncNoteMutation.client_mutation_id).where(
+            SyncNoteMutation.note_id.in_({note_id for note_id, _ in pairs}),
+            SyncNoteMutation.client_mutation_id.in_({mutation for _, mutation in pairs}),
+        )
+    )
+    return {(note_id, mutation) for note_id, mutation in rows} & pairs
+
+
+def _mutation(record: PushedRecord) -> str | None:
+    return record.fields.get("client_mutation_id") or None
 
 
 def _parents_first(records: list[PushedRecord]) -> list[PushedRecord]:
@@ -158,8 +181,9 @@ def _run(
     existing: dict[uuid.UUID, Any],
     viewer: Viewer,
     default_language: str,
+    apply: Callable[..., None] | None = None,
 ) -> None:
-    apply: Callable[..., None] = _apply_note if entity_type == "note" else _apply_category
+    apply = apply or (_apply_note if entity_type == "note" else _apply_category)
     applied = result.applied_note_ids if entity_type == "note" else result.applied_category_ids
     if record.errors:
         result.conflicts.append(
@@ -236,9 +260,15 @@ def _note_changes(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _apply_note(
-    viewer: Viewer, record: PushedRecord, note: Note | None, default_language: str
+    viewer: Viewer,
+    record: PushedRecord,
+    note: Note | None,
+    default_language: str,
+    *,
+    applied: set[tuple[uuid.UUID, str]] | None = None,
 ) -> None:
     fields, scope = record.fields, _scope_of(viewer, record.fields)
+    mutation = _mutation(record)
     if note is None:
         if not fields.get("is_deleted"):  # created and deleted offline: nothing to do
             notes.create_note(
@@ -248,25 +278,41 @@ def _apply_note(
                 default_language=default_language,
                 **_note_changes(fields),
             )
+            _record_mutation(record.id, mutation, applied)
         return
-    mutation = fields.get("client_mutation_id")
+    seen = mutation is not None and (
+        note.client_mutation_id == mutation or (note.id, mutation) in (applied or ())
+    )
     if note.is_deleted:
         if not note_policy.in_workspace(viewer, note.owner_user_id, note.team_id):
             raise Refused(FORBIDDEN, "Note not found.")
-        if fields.get("is_deleted") or (mutation and note.client_mutation_id == mutation):
+        if fields.get("is_deleted") or seen:
             return  # deleted on both sides, or this very change was applied before
         raise Refused(DELETED, "The note was deleted on the server.")
     if not note_policy.can_manage(viewer, note):
         show = note_policy.can_view(viewer, note)
         raise Refused(FORBIDDEN, "Only the note's owner or a team admin may change it.", show=show)
-    if mutation and note.client_mutation_id == mutation:
-        return  # a retried push: this change is already the server's
+    if seen:
+        return  # a retried push: this change was applied before (later writes stay)
     _same_scope(note, scope, "note")
     _check_base(note, fields, show=True)
     if fields.get("is_deleted"):
         notes.delete_note(viewer, scope, note.id, client_mutation_id=mutation)
     else:
         notes.move_note(viewer, scope, note.id, _note_changes(fields))
+    _record_mutation(note.id, mutation, applied)
+
+
+def _record_mutation(
+    note_id: uuid.UUID, mutation: str | None, applied: set[tuple[uuid.UUID, str]] | None
+) -> None:
+    """Remember an applied change's clientMutationId for the note (see SyncNoteMutation)."""
+    if mutation is None:
+        return
+    db.session.add(SyncNoteMutation(note_id=note_id, client_mutation_id=mutation))
+    db.session.flush()
+    if applied is not None:
+        applied.add((note_id, mutation))
 
 
 # --- categories --------------------------------------------------------------------------

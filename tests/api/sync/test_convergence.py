@@ -198,9 +198,10 @@ def test_devices_and_rest_edits_converge(api, app):
             stateful_step_count=25,
             deadline=None,
             database=None,
-            # CI replays the same examples every run. A random seed found a divergence on
-            # PostgreSQL that is still open (issue note, sync); SYNC_CONVERGENCE_RANDOM=1
-            # explores new examples.
+            # CI replays the same examples every run, so a red run is never luck;
+            # SYNC_CONVERGENCE_RANDOM=1 (with SYNC_CONVERGENCE_EXAMPLES=150, say) explores
+            # new ones. Exploring found a change applied twice (a retry after another
+            # device's write), which sync_note_mutations now prevents.
             derandomize=os.environ.get("SYNC_CONVERGENCE_RANDOM") != "1",
             suppress_health_check=[HealthCheck.too_slow],
         ),

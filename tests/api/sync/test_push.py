@@ -242,6 +242,52 @@ def test_a_retried_edit_is_recognised_by_its_mutation_id(api, alice):
     assert _note(note.id).updated_utc == updated
 
 
+def test_a_change_retried_after_another_write_is_not_applied_again(api, alice):
+    """The device's answer is lost, a second device changes the note, the first pushes
+    its change again: from its old base (`changed_on_server` would make it rebase) and
+    then rebased on the second device's copy. Both times the change is known as applied,
+    and the second device's write stays."""
+    note = make_note(alice, title="Before")
+    first = note_record(note.id, title="Device A", updatedUtc=wire_time(note.updated_utc))
+    pushed(api, alice, notes=[first])
+    after_a = wire_time(_note(note.id).updated_utc)
+    second = note_record(note.id, title="Device B", updatedUtc=after_a)
+    assert pushed(api, alice, notes=[second])["appliedNoteIds"] == [str(note.id)]
+    after_b = _note(note.id).updated_utc
+    rebased = {**first, "updatedUtc": wire_time(after_b)}
+    for retry in (first, rebased):
+        again = pushed(api, alice, notes=[retry])
+        assert (again["appliedNoteIds"], again["conflicts"]) == ([str(note.id)], [])
+    assert (_note(note.id).title, _note(note.id).updated_utc) == ("Device B", after_b)
+
+
+def test_a_change_retried_after_the_note_was_deleted_is_known_as_applied(api, alice):
+    """Applied, then deleted by another device: the retry is not `deleted_on_server`
+    (that change did reach the server) and the tombstone stays."""
+    note = make_note(alice, title="Before")
+    change = note_record(note.id, title="Device A", updatedUtc=wire_time(note.updated_utc))
+    pushed(api, alice, notes=[change])
+    after_a = wire_time(_note(note.id).updated_utc)
+    pushed(api, alice, notes=[note_record(note.id, isDeleted=True, updatedUtc=after_a)])
+    again = pushed(api, alice, notes=[change])
+    assert (again["appliedNoteIds"], again["conflicts"]) == ([str(note.id)], [])
+    assert _note(note.id).is_deleted
+
+
+def test_a_mutation_id_applied_to_one_note_is_new_for_another(api, alice):
+    one, two = make_note(alice, title="One"), make_note(alice, title="Two")
+    tag = str(uuid.uuid4())
+    records = [
+        note_record(
+            n.id, title="Same tag", clientMutationId=tag, updatedUtc=wire_time(n.updated_utc)
+        )
+        for n in (one, two)
+    ]
+    assert pushed(api, alice, notes=records[:1])["appliedNoteIds"] == [str(one.id)]
+    assert pushed(api, alice, notes=records[1:])["appliedNoteIds"] == [str(two.id)]
+    assert (_note(one.id).title, _note(two.id).title) == ("Same tag", "Same tag")
+
+
 def test_a_retried_delete_is_applied_once(api, alice):
     note = make_note(alice)
     record = note_record(note.id, isDeleted=True, updatedUtc=wire_time(note.updated_utc))
