@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -148,6 +149,32 @@ def ping_when_idle(engine: Engine, idle_seconds: float) -> None:
             engine.dialect.do_ping(dbapi_connection)
         except Exception as error:
             raise exc.DisconnectionError("the pooled connection did not answer") from error
+
+
+@contextmanager
+def before_transaction(session: Session) -> Iterator[None]:
+    """Run the statements inside without opening the request's transaction yet, when
+    none is open (PostgreSQL): psycopg2 in autocommit sends each one alone, with no
+    `BEGIN`, so a request that reads only this (an authenticated read's token user) makes
+    one round trip instead of three (`BEGIN`, the read, `ROLLBACK` at teardown).
+
+    The session keeps its connection; switching psycopg2's autocommit is client-side and
+    allowed only outside a transaction, so it is switched back on the way out and the
+    request's next statement begins its transaction as usual. A read here is one
+    statement, one snapshot: what it would be at READ COMMITTED inside the transaction.
+    Elsewhere (SQLite, or a transaction already open) the statements run as usual."""
+    fresh = not session.in_transaction()
+    connection = session.connection()
+    driver: Any = connection.connection.driver_connection
+    if not fresh or connection.dialect.name != "postgresql" or driver is None:
+        yield
+        return
+    driver.autocommit = True
+    try:
+        yield
+    finally:
+        if not driver.closed:
+            driver.autocommit = False
 
 
 def lock_for_write(session: Session | scoped_session[Any], key: str) -> None:

@@ -100,3 +100,41 @@ def test_sqlite_writers_wait_the_configured_busy_timeout_for_a_lock():
 
     options = engine_options("sqlite:///x.db", {"DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS": 20.0})
     assert options == {"connect_args": {"timeout": 20.0}}
+
+
+def test_a_read_before_the_transaction_sends_no_begin(postgresql_url, app):
+    """The token user's lookup (app.auth) runs alone: no transaction is open while it
+    runs or after it, so a read that needs nothing else costs one round trip; the next
+    statement opens the request's transaction as usual."""
+    from psycopg2.extensions import TRANSACTION_STATUS_IDLE, TRANSACTION_STATUS_INTRANS
+
+    from app.database import before_transaction
+    from app.models.user import User
+    from tests.factories import make_user
+
+    user_id = make_user("reader").id
+    session = db.session()
+    session.commit()
+    session.expunge_all()
+    with before_transaction(session):
+        assert session.get(User, user_id) is not None
+        driver = session.connection().connection.driver_connection
+        assert driver.get_transaction_status() == TRANSACTION_STATUS_IDLE
+    assert driver.get_transaction_status() == TRANSACTION_STATUS_IDLE
+    session.execute(text("SELECT 1"))
+    assert driver.get_transaction_status() == TRANSACTION_STATUS_INTRANS
+    session.rollback()
+
+
+def test_a_transaction_already_open_is_kept(postgresql_url, app):
+    from psycopg2.extensions import TRANSACTION_STATUS_INTRANS
+
+    from app.database import before_transaction
+
+    session = db.session()
+    session.execute(text("SELECT 1"))
+    with before_transaction(session):
+        session.execute(text("SELECT 2"))
+    driver = session.connection().connection.driver_connection
+    assert driver.get_transaction_status() == TRANSACTION_STATUS_INTRANS
+    session.rollback()
