@@ -111,7 +111,7 @@ def register_extensions(app: Flask) -> None:
         ping_when_idle,
         track_sync_changes,
     )
-    from app.extensions import db, jwt, limiter, migrate
+    from app.extensions import db, init_limiter, jwt, migrate
     from app.jsonprovider import OrjsonProvider
     from app.logs import configure_logging
 
@@ -130,7 +130,7 @@ def register_extensions(app: Flask) -> None:
     migrate.init_app(app, db, directory=str(Path(app.root_path).parent / "migrations"))
     jwt.init_app(app)
     register_jwt(app)
-    limiter.init_app(app)
+    init_limiter(app)
 
 
 def register_blueprints(app: Flask) -> None:

@@ -101,3 +101,12 @@ def test_limited_answer_is_the_same_for_known_and_unknown_emails(api):
     unknown = api.post("/api/auth/forgotPassword", json={"email": "ghost@example.com"}, **ip)
     assert known.status_code == unknown.status_code == 429
     assert known.get_json(force=True) == unknown.get_json(force=True)
+
+
+def test_no_limiter_check_runs_before_requests_without_app_wide_limits(app):
+    """The limits above are checked by their routes' decorators; with no default,
+    application or meta limit the limiter's before-request check is not installed (it
+    cost every request of every route), and those limits still answer 429 above."""
+    from app.extensions import limiter
+
+    assert limiter._check_request_limit not in app.before_request_funcs.get(None, [])
