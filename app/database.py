@@ -4,18 +4,28 @@ synced rows at commit."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from flask import Flask, Response
-from sqlalchemy import Table, event, exc, insert, make_url, select, text, update
-from sqlalchemy.engine import Engine
+from sqlalchemy import Table, bindparam, event, exc, insert, inspect, make_url, select, text, update
+from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction, scoped_session
+from sqlalchemy.orm import (
+    Mapper,
+    ORMExecuteState,
+    Session,
+    SessionTransaction,
+    make_transient_to_detached,
+    scoped_session,
+)
+from sqlalchemy.orm.util import identity_key
 
 from app.errors import problem
 
@@ -175,6 +185,76 @@ def before_transaction(session: Session) -> Iterator[None]:
     finally:
         if not driver.closed:
             driver.autocommit = False
+
+
+T = TypeVar("T")
+
+
+def get_by_driver(session: Session, model: type[T], key: Any) -> T | None:
+    """`session.get(model, key)` in one driver call on PostgreSQL: the row is read through
+    psycopg2 with a statement compiled once, its values converted by the columns' own
+    types, and the instance attached to the session as a clean loaded object (changes to
+    it flush as usual). SQLAlchemy's ORM load costs a fast request about as much as the
+    round trip itself (bench/README.md, "The cost of a request"); this is for the one
+    lookup every authenticated request makes. Elsewhere, or when the session already
+    holds the instance, it is `session.get`."""
+    connection = session.connection()
+    driver: Any = connection.connection.driver_connection
+    if (
+        connection.dialect.name != "postgresql"
+        or driver is None
+        or identity_key(model, key) in session.identity_map
+    ):
+        return session.get(model, key)
+    plan = _by_key_plan(model, connection.dialect)  # type: ignore[arg-type]
+    with driver.cursor() as cursor:
+        cursor.execute(plan.sql, {"key": plan.bind(key)})
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = zip(plan.names, plan.convert, row, strict=True)
+    instance = model(**{name: convert(value) for name, convert, value in values})
+    make_transient_to_detached(instance)
+    session.add(instance)
+    return instance
+
+
+@dataclass(frozen=True)
+class _ByKeyPlan:
+    sql: str
+    names: tuple[str, ...]  # the mapped attribute of each selected column
+    convert: tuple[Callable[[Any], Any], ...]
+    bind: Callable[[Any], Any]
+
+
+@functools.lru_cache(maxsize=16)
+def _by_key_plan(model: type, dialect: Dialect) -> _ByKeyPlan:
+    mapper: Mapper[Any] = inspect(model)
+    (primary_key,) = mapper.primary_key
+    attributes = {prop.columns[0].key: prop.key for prop in mapper.column_attrs}
+    columns = [column for column in mapper.local_table.columns if column.key in attributes]
+    statement = select(*columns).where(primary_key == bindparam("key"))
+    sql = str(statement.compile(dialect=dialect))
+
+    def processor(type_: Any, kind: str) -> Callable[[Any], Any]:
+        implementation = dialect.type_descriptor(type_)
+        found = (
+            implementation.result_processor(dialect, None)
+            if kind == "result"
+            else implementation.bind_processor(dialect)
+        )
+        return found or _unchanged
+
+    return _ByKeyPlan(
+        sql=sql,
+        names=tuple(attributes[column.key] for column in columns),
+        convert=tuple(processor(column.type, "result") for column in columns),
+        bind=processor(primary_key.type, "bind"),
+    )
+
+
+def _unchanged(value: Any) -> Any:
+    return value
 
 
 def lock_for_write(session: Session | scoped_session[Any], key: str) -> None:
