@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 from flask import Flask, request
 from flask_jwt_extended import JWTManager
+from flask_jwt_extended.config import config as jwt_config
 from flask_limiter import Limiter
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
@@ -20,7 +24,42 @@ def client_ip() -> str:
 
 db = SQLAlchemy(model_class=Base)
 migrate = Migrate(render_as_batch=True, compare_type=True, render_item=render_item)
-jwt = JWTManager()
+
+
+class JWTDecodeCache(JWTManager):
+    """flask-jwt-extended's manager, remembering the tokens it verified.
+
+    A client sends the same access token with every request until it expires, and
+    verifying one took as long as the rest of an authenticated read (PyJWT parses the
+    token three times: claims, header, then with the signature). A token verified once
+    with this key decodes to the same claims until it expires, so its claims are kept,
+    per process, until then; an expired one is decoded again and refused as before.
+    Revocation does not depend on this: every request still compares the token's
+    security stamp with the account's (app.auth)."""
+
+    MAX_ENTRIES = 1024
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._verified: dict[tuple[Any, ...], tuple[float, dict[str, Any]]] = {}
+
+    def _decode_jwt_from_config(
+        self, encoded_token: str, csrf_value: Any = None, allow_expired: bool = False
+    ) -> dict:
+        key = (encoded_token, csrf_value, allow_expired, jwt_config.decode_key)
+        found = self._verified.get(key)
+        if found is not None and (allow_expired or time.time() < found[0]):
+            return dict(found[1])
+        claims = super()._decode_jwt_from_config(encoded_token, csrf_value, allow_expired)
+        if len(self._verified) >= self.MAX_ENTRIES:
+            self._verified.clear()  # simpler than LRU, and as good for tokens reused in turn
+        expires = claims.get("exp")
+        if isinstance(expires, int | float):  # a token without expiry is not kept
+            self._verified[key] = (expires + jwt_config.leeway, dict(claims))
+        return claims
+
+
+jwt = JWTDecodeCache()
 limiter = Limiter(key_func=client_ip, default_limits=[])
 
 # Limits that flask-limiter checks before every request (not only on the routes that
