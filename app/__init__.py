@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import Flask
 
+from app.application import ServiceApp
 from config import DEV_SECRET, SECRET_SETTINGS, Config, normalize_database_url
 
 MIN_SECRET_LENGTH = 32  # HS256 keys shorter than the hash are weak (RFC 7518 3.2)
@@ -18,7 +19,7 @@ class InsecureConfiguration(RuntimeError):
 
 
 def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
-    app = Flask(__name__, instance_relative_config=True)
+    app = ServiceApp(__name__, instance_relative_config=True)
     app.config.from_object(Config)
     app.config.from_pyfile("config.py", silent=True)  # instance/config.py, if present
     app.config.update(overrides or {})

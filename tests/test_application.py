@@ -1,0 +1,54 @@
+"""The Flask class of the factory (app.application): what it remembers between requests
+does not change what a request gets."""
+
+from __future__ import annotations
+
+import pytest
+from flask import session
+from itsdangerous import BadSignature
+
+from app.application import MAX_REMEMBERED, ServiceApp
+from tests.conftest import make_test_app
+
+
+def test_a_sync_function_is_checked_once_and_called_as_is(app):
+    def view() -> str:
+        return "ok"
+
+    assert app.ensure_sync(view) is view
+    assert app._sync[view] is view
+    assert app.ensure_sync(view) is view
+
+
+def test_remembered_functions_are_bounded(app):
+    for _ in range(MAX_REMEMBERED + 10):
+        app.ensure_sync(lambda: None)  # as per-request callbacks are: new every time
+    assert len(app._sync) <= MAX_REMEMBERED
+
+
+def test_the_session_serializer_follows_the_secret_key():
+    first, second = ServiceApp("a"), ServiceApp("b")
+    first.secret_key, second.secret_key = "k" * 32, "m" * 32
+    interface = first.session_interface
+    one = interface.get_signing_serializer(first)
+    assert interface.get_signing_serializer(first) is one
+    other = interface.get_signing_serializer(second)
+    assert other is not one
+    signed = one.dumps({"x": 1})
+    assert one.loads(signed) == {"x": 1}
+    with pytest.raises(BadSignature):
+        other.loads(signed)
+
+
+def test_a_signed_session_cookie_round_trips(database_url, tmp_path):
+    app = make_test_app(database_url, tmp_path)  # its own: a route is added to it
+
+    @app.get("/_session_probe/<value>")
+    def probe(value: str) -> str:
+        before = session.get("probe", "")
+        session["probe"] = value
+        return before
+
+    client = app.test_client()
+    assert client.get("/_session_probe/one").get_data(as_text=True) == ""
+    assert client.get("/_session_probe/two").get_data(as_text=True) == "one"
