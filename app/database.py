@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from flask import Flask, Response
 from sqlalchemy import Table, bindparam, event, exc, insert, inspect, make_url, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import (
@@ -255,6 +256,23 @@ def _by_key_plan(model: type, dialect: Dialect) -> _ByKeyPlan:
 
 def _unchanged(value: Any) -> Any:
     return value
+
+
+def insert_ignoring_duplicates(
+    session: Session | scoped_session[Any],
+    model: Any,
+    index_elements: list[Any],
+    rows: list[dict[str, Any]],
+) -> None:
+    """INSERT ... ON CONFLICT DO NOTHING of `rows` in one statement: a row whose key a
+    concurrent twin (or an earlier request) already wrote is skipped, never an error."""
+    if not rows:
+        return
+    dialect = session.get_bind().dialect.name
+    insert_into = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    session.execute(
+        insert_into(model).values(rows).on_conflict_do_nothing(index_elements=index_elements)
+    )
 
 
 def lock_for_write(session: Session | scoped_session[Any], key: str) -> None:

@@ -34,7 +34,7 @@ from typing import Any
 from sqlalchemy import exc, select
 
 from app.auth import Viewer
-from app.database import lock_for_write
+from app.database import insert_ignoring_duplicates, lock_for_write
 from app.errors import ApiError, Forbidden, NotFound, ValidationFailed
 from app.extensions import db
 from app.models.category import Category, OwnerScope
@@ -93,6 +93,8 @@ class PushResult:
     applied_note_ids: list[uuid.UUID] = field(default_factory=list)
     applied_category_ids: list[uuid.UUID] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
+    # (note id, clientMutationId) of the note changes written, kept at the push's end
+    mutations: set[tuple[uuid.UUID, str]] = field(default_factory=set)
 
 
 class Refused(Exception):
@@ -127,6 +129,7 @@ def push(
         _run(result, "note", record, existing_notes, viewer, default_language, apply_note)
     for record in deletions:
         _run(result, "category", record, existing_categories, viewer, default_language)
+    _record_mutations(result.mutations)
     _attach_server_records(viewer, result.conflicts)
     return result
 
@@ -181,9 +184,11 @@ def _run(
     existing: dict[uuid.UUID, Any],
     viewer: Viewer,
     default_language: str,
-    apply: Callable[..., None] | None = None,
+    apply: Callable[..., tuple[uuid.UUID, str] | None] | None = None,
 ) -> None:
-    apply = apply or (_apply_note if entity_type == "note" else _apply_category)
+    run: Callable[..., tuple[uuid.UUID, str] | None] = apply or (
+        _apply_note if entity_type == "note" else _apply_category
+    )
     applied = result.applied_note_ids if entity_type == "note" else result.applied_category_ids
     if record.errors:
         result.conflicts.append(
@@ -192,7 +197,7 @@ def _run(
         return
     try:
         with db.session.begin_nested():
-            apply(viewer, record, existing.get(record.id), default_language)
+            written = run(viewer, record, existing.get(record.id), default_language)
     except Refused as refused:
         result.conflicts.append(Conflict(entity_type, record.id, refused.reason, refused.detail))
         if refused.show:
@@ -215,6 +220,8 @@ def _run(
         )
         return
     applied.append(record.id)
+    if written is not None:  # only now: its savepoint was released
+        result.mutations.add(written)
 
 
 def _scope_of(viewer: Viewer, fields: dict[str, Any]) -> OwnerScope:
@@ -266,7 +273,9 @@ def _apply_note(
     default_language: str,
     *,
     applied: set[tuple[uuid.UUID, str]] | None = None,
-) -> None:
+) -> tuple[uuid.UUID, str] | None:
+    """Create, change or delete the note; returns (note id, clientMutationId) when it
+    wrote a change that carries one (SyncNoteMutation)."""
     fields, scope = record.fields, _scope_of(viewer, record.fields)
     mutation = _mutation(record)
     if note is None:
@@ -278,8 +287,8 @@ def _apply_note(
                 default_language=default_language,
                 **_note_changes(fields),
             )
-            _record_mutation(record.id, mutation, applied)
-        return
+            return (record.id, mutation) if mutation else None
+        return None
     seen = mutation is not None and (
         note.client_mutation_id == mutation or (note.id, mutation) in (applied or ())
     )
@@ -287,32 +296,31 @@ def _apply_note(
         if not note_policy.in_workspace(viewer, note.owner_user_id, note.team_id):
             raise Refused(FORBIDDEN, "Note not found.")
         if fields.get("is_deleted") or seen:
-            return  # deleted on both sides, or this very change was applied before
+            return None  # deleted on both sides, or this very change was applied before
         raise Refused(DELETED, "The note was deleted on the server.")
     if not note_policy.can_manage(viewer, note):
         show = note_policy.can_view(viewer, note)
         raise Refused(FORBIDDEN, "Only the note's owner or a team admin may change it.", show=show)
     if seen:
-        return  # a retried push: this change was applied before (later writes stay)
+        return None  # a retried push: this change was applied before (later writes stay)
     _same_scope(note, scope, "note")
     _check_base(note, fields, show=True)
     if fields.get("is_deleted"):
         notes.delete_note(viewer, scope, note.id, client_mutation_id=mutation)
     else:
         notes.move_note(viewer, scope, note.id, _note_changes(fields))
-    _record_mutation(note.id, mutation, applied)
+    return (note.id, mutation) if mutation else None
 
 
-def _record_mutation(
-    note_id: uuid.UUID, mutation: str | None, applied: set[tuple[uuid.UUID, str]] | None
-) -> None:
-    """Remember an applied change's clientMutationId for the note (see SyncNoteMutation)."""
-    if mutation is None:
-        return
-    db.session.add(SyncNoteMutation(note_id=note_id, client_mutation_id=mutation))
-    db.session.flush()
-    if applied is not None:
-        applied.add((note_id, mutation))
+def _record_mutations(pairs: set[tuple[uuid.UUID, str]]) -> None:
+    """Keep the (note, clientMutationId) pairs this push applied. A pair another user's
+    push of the same team note wrote meanwhile is already there, which is as good."""
+    insert_ignoring_duplicates(
+        db.session,
+        SyncNoteMutation,
+        [SyncNoteMutation.note_id, SyncNoteMutation.client_mutation_id],
+        [{"note_id": note, "client_mutation_id": mutation} for note, mutation in sorted(pairs)],
+    )
 
 
 # --- categories --------------------------------------------------------------------------

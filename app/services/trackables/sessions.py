@@ -30,8 +30,8 @@ from typing import Any
 from flask import current_app, has_request_context, request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy import delete, select
-from sqlalchemy.dialects import postgresql, sqlite
 
+from app.database import insert_ignoring_duplicates
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.trackable import Trackable, TrackableAccessSession, TrackableUnlock
@@ -107,27 +107,23 @@ def client_key(secret_key: str, client_id: str) -> str:
     return hmac.new(secret_key.encode(), message, hashlib.sha256).hexdigest()
 
 
-def _insert_ignoring_duplicate(model: Any, index_elements: list[Any], **values: Any) -> None:
-    """INSERT ... ON CONFLICT DO NOTHING: one statement, so a concurrent twin cannot fail."""
-    dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    db.session.execute(
-        insert(model).values(**values).on_conflict_do_nothing(index_elements=index_elements)
-    )
-
-
 def open_session(client: str, trackable: Trackable) -> TrackableAccessSession:
     """The client's session for `trackable`, opened now or refreshed (`last_used_utc`)."""
     now = utcnow()
-    _insert_ignoring_duplicate(
+    insert_ignoring_duplicates(
+        db.session,
         TrackableAccessSession,
         [TrackableAccessSession.client_key, TrackableAccessSession.trackable_id],
-        id=uuid.uuid4(),
-        client_key=client,
-        trackable_id=trackable.id,
-        status_message="",
-        created_utc=now,
-        last_used_utc=now,
+        [
+            {
+                "id": uuid.uuid4(),
+                "client_key": client,
+                "trackable_id": trackable.id,
+                "status_message": "",
+                "created_utc": now,
+                "last_used_utc": now,
+            }
+        ],
     )
     session = db.session.scalars(
         select(TrackableAccessSession)
@@ -144,12 +140,11 @@ def open_session(client: str, trackable: Trackable) -> TrackableAccessSession:
 
 def record_unlock(user: User, trackable: Trackable) -> None:
     """Link the unlock to the account (idempotent, safe against a concurrent twin)."""
-    _insert_ignoring_duplicate(
+    insert_ignoring_duplicates(
+        db.session,
         TrackableUnlock,
         [TrackableUnlock.user_id, TrackableUnlock.trackable_id],
-        user_id=user.id,
-        trackable_id=trackable.id,
-        unlocked_utc=utcnow(),
+        [{"user_id": user.id, "trackable_id": trackable.id, "unlocked_utc": utcnow()}],
     )
 
 
