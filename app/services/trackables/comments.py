@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import exc, select
+from sqlalchemy import select
 
 from app.auth import Viewer
 from app.errors import TrackableError
@@ -29,7 +29,7 @@ from app.extensions import db
 from app.models.base import utcnow
 from app.models.trackable import Trackable, TrackableComment
 from app.policies import trackables as policy
-from app.services.trackables.possession import Credential, check_observed, writable
+from app.services.trackables.possession import Credential, check_observed, writable, write_once
 
 ANONYMOUS_NAME = "Anonymous finder"
 
@@ -101,30 +101,33 @@ def add_comment(
 ) -> CommentView:
     """Comment on a trackable (rule 1), or return the first comment of a retry."""
     trackable = writable(viewer, trackable_id, credential)
-    if client_mutation_id:
-        earlier = _by_mutation(trackable.id, client_mutation_id)
-        if earlier is not None:
-            return _replay(viewer, trackable, earlier)
-    check_observed(observed_utc, credential.config)
-    comment = TrackableComment(
-        trackable_id=trackable.id,
-        author_user_id=viewer.user_id,
-        author_display_name="" if viewer.is_authenticated else display_name or ANONYMOUS_NAME,
-        body=body,
-        created_utc=utcnow(),
-        observed_utc=observed_utc,
-        client_mutation_id=client_mutation_id,
+
+    def write() -> TrackableComment:
+        check_observed(observed_utc, credential.config)
+        comment = TrackableComment(
+            trackable_id=trackable.id,
+            author_user_id=viewer.user_id,
+            author_display_name="" if viewer.is_authenticated else display_name or ANONYMOUS_NAME,
+            body=body,
+            created_utc=utcnow(),
+            observed_utc=observed_utc,
+            client_mutation_id=client_mutation_id,
+        )
+        db.session.add(comment)
+        db.session.flush()
+        return comment
+
+    comment, new = write_once(
+        TrackableComment,
+        trackable,
+        client_mutation_id,
+        write,
+        # the same writer: the same account, or anonymous again
+        same_writer=lambda earlier: earlier.author_user_id == viewer.user_id,
     )
-    try:
-        with db.session.begin_nested():  # a retry racing its twin: the unique key decides
-            db.session.add(comment)
-    except exc.IntegrityError:
-        earlier = _by_mutation(trackable.id, client_mutation_id or "")
-        if earlier is None:
-            raise
-        return _replay(viewer, trackable, earlier)
-    touch(trackable, comment.created_utc)
-    db.session.flush()
+    if new:
+        touch(trackable, comment.created_utc)
+        db.session.flush()
     return comment_view(viewer, trackable, comment)
 
 
@@ -162,22 +165,3 @@ def _comment_of(trackable: Trackable, comment_id: uuid.UUID) -> TrackableComment
     if comment is None or comment.trackable_id != trackable.id:
         raise TrackableError("trackable_comment_not_found", "Comment not found.")
     return comment
-
-
-def _by_mutation(trackable_id: uuid.UUID, client_mutation_id: str) -> TrackableComment | None:
-    return db.session.scalar(
-        select(TrackableComment).where(
-            TrackableComment.trackable_id == trackable_id,
-            TrackableComment.client_mutation_id == client_mutation_id,
-        )
-    )
-
-
-def _replay(viewer: Viewer, trackable: Trackable, earlier: TrackableComment) -> CommentView:
-    """The first comment of a retry, when the same writer (account, or anonymous) sent it."""
-    if earlier.author_user_id != viewer.user_id:
-        raise TrackableError(
-            "trackable_request_rejected",
-            "This clientMutationId was already used by another writer on this trackable.",
-        )
-    return comment_view(viewer, trackable, earlier)

@@ -12,6 +12,10 @@ Trackable codes; docs/contract-notes.md, Trackable activity).
   may not even see the trackable); a signed-in caller needs to see it (404). Only then
   is an unactivated item refused (400 `trackable_activation_required`): who does not hold
   it learns nothing about its state.
+- `write_once`: a write tagged with a `clientMutationId` happens once per trackable: a
+  retry gets the first row back (the same writer only, else 400
+  `trackable_request_rejected`), and two retries racing each other are settled by the
+  unique key (trackable, clientMutationId).
 - `observed_utc` (when the finder really saw the item, sent later from a phone that was
   offline) is refused when more than a few minutes in the future (clock skew allowed) or
   older than TRACKABLE_OBSERVED_MAX_AGE_DAYS.
@@ -20,16 +24,18 @@ Trackable codes; docs/contract-notes.md, Trackable activity).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
+
+from sqlalchemy import exc, select
 
 from app.auth import Viewer
 from app.errors import TrackableError, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
-from app.models.trackable import CodeKind, Trackable
+from app.models.trackable import CodeKind, JourneyStop, Trackable, TrackableComment
 from app.policies import trackables as policy
 from app.services.trackables.codes import CodeSettings
 from app.services.trackables.guesses import check_budget, count_miss
@@ -96,3 +102,48 @@ def check_observed(observed_utc: datetime | None, config: Mapping[str, Any]) -> 
     max_age = timedelta(days=int(config["TRACKABLE_OBSERVED_MAX_AGE_DAYS"]))
     if observed_utc < now - max_age:
         raise ValidationFailed({"observedUtc": [f"Must be within the last {max_age.days} days."]})
+
+
+Tagged = TypeVar("Tagged", TrackableComment, JourneyStop)
+
+
+def write_once(
+    model: type[Tagged],
+    trackable: Trackable,
+    client_mutation_id: str | None,
+    write: Callable[[], Tagged],
+    same_writer: Callable[[Tagged], bool],
+) -> tuple[Tagged, bool]:
+    """`write()` (in a savepoint), unless this tag was written on the trackable before:
+    returns the row and whether it is new. An earlier row of the tag is returned only to
+    its own writer (`same_writer`); another writer's tag is refused."""
+    if client_mutation_id:
+        earlier = _tagged(model, trackable.id, client_mutation_id)
+        if earlier is not None:
+            return _replayed(earlier, same_writer), False
+    try:
+        with db.session.begin_nested():  # a retry racing its twin: the unique key decides
+            row = write()
+    except exc.IntegrityError:
+        earlier = _tagged(model, trackable.id, client_mutation_id) if client_mutation_id else None
+        if earlier is None:
+            raise
+        return _replayed(earlier, same_writer), False
+    return row, True
+
+
+def _tagged(model: type[Tagged], trackable_id: uuid.UUID, client_mutation_id: str) -> Any:
+    return db.session.scalar(
+        select(model).where(
+            model.trackable_id == trackable_id, model.client_mutation_id == client_mutation_id
+        )
+    )
+
+
+def _replayed(earlier: Tagged, same_writer: Callable[[Tagged], bool]) -> Tagged:
+    if not same_writer(earlier):
+        raise TrackableError(
+            "trackable_request_rejected",
+            "This clientMutationId was already used by another writer on this trackable.",
+        )
+    return earlier

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, exc, or_, select
+from sqlalchemy import and_, or_, select
 
 from app.auth import Viewer
 from app.errors import TrackableError
@@ -38,7 +38,7 @@ from app.policies import notes as note_policy
 from app.policies import trackables as policy
 from app.services import notes
 from app.services.trackables.journey import GRID_DECIMALS, record_stop, snap
-from app.services.trackables.possession import Credential, check_observed, writable
+from app.services.trackables.possession import Credential, check_observed, writable, write_once
 
 ANONYMOUS_NAME = "Anonymous finder"
 HALF_CELL = 0.5 * 10**-GRID_DECIMALS
@@ -130,29 +130,31 @@ def add_stop(
 ) -> StopView:
     """A direct report of where the trackable is (rule 1), or the first stop of a retry."""
     trackable = writable(viewer, trackable_id, credential)
-    if client_mutation_id:
-        earlier = _by_mutation(trackable.id, client_mutation_id)
-        if earlier is not None:
-            return _replay(viewer, trackable, earlier)
-    check_observed(observed_utc, credential.config)
     user = viewer.user
-    try:
-        with db.session.begin_nested():  # a retry racing its twin: the unique key decides
-            stop = record_stop(
-                trackable,
-                latitude=latitude,
-                longitude=longitude,
-                created_by=user,
-                display_name=user.display_text if user else display_name or ANONYMOUS_NAME,
-                is_anonymous=user is None,
-                observed_utc=observed_utc,
-                client_mutation_id=client_mutation_id,
-            )
-    except exc.IntegrityError:
-        earlier = _by_mutation(trackable.id, client_mutation_id or "")
-        if earlier is None:
-            raise
-        return _replay(viewer, trackable, earlier)
+
+    def write() -> JourneyStop:
+        check_observed(observed_utc, credential.config)
+        return record_stop(
+            trackable,
+            latitude=latitude,
+            longitude=longitude,
+            created_by=user,
+            display_name=user.display_text if user else display_name or ANONYMOUS_NAME,
+            is_anonymous=user is None,
+            observed_utc=observed_utc,
+            client_mutation_id=client_mutation_id,
+        )
+
+    stop, _ = write_once(
+        JourneyStop,
+        trackable,
+        client_mutation_id,
+        write,
+        # the same writer: the same account, or anonymous again
+        same_writer=lambda earlier: (
+            earlier.created_by_user_id == viewer.user_id and earlier.is_anonymous == (user is None)
+        ),
+    )
     return stop_views(viewer, trackable, [stop])[0]
 
 
@@ -204,27 +206,6 @@ def stop_of(trackable: Trackable, stop_id: uuid.UUID) -> JourneyStop:
     if stop is None or stop.trackable_id != trackable.id:
         raise TrackableError("trackable_journey_stop_not_found", "Journey stop not found.")
     return stop
-
-
-def _by_mutation(trackable_id: uuid.UUID, client_mutation_id: str) -> JourneyStop | None:
-    return db.session.scalar(
-        select(JourneyStop).where(
-            JourneyStop.trackable_id == trackable_id,
-            JourneyStop.client_mutation_id == client_mutation_id,
-        )
-    )
-
-
-def _replay(viewer: Viewer, trackable: Trackable, earlier: JourneyStop) -> StopView:
-    """The first stop of a retry, when the same writer (account, or anonymous) sent it."""
-    if earlier.created_by_user_id != viewer.user_id or earlier.is_anonymous != (
-        viewer.user is None
-    ):
-        raise TrackableError(
-            "trackable_request_rejected",
-            "This clientMutationId was already used by another writer on this trackable.",
-        )
-    return stop_views(viewer, trackable, [earlier])[0]
 
 
 def _user_names(user_ids: Iterable[uuid.UUID | None]) -> dict[uuid.UUID | None, str]:
