@@ -44,14 +44,14 @@ CATEGORIES = 20
 
 # The note record as the API writes it (app.services.notes.discovery), in plain SQL.
 PULL_NOTES_SQL = """
-SELECT CAST(n.id AS TEXT), CAST(n.owner_user_id AS TEXT), u.user_name,
+SELECT CAST(n.id AS TEXT), CAST(n.owner_user_id AS TEXT), n.owner_user_name,
     CAST(n.category_id AS TEXT), n.title, n.body, n.content_language, n.latitude,
     n.longitude, n.visibility, n.comment_policy, n.external_link_url,
     n.external_link_description, n.is_deleted,
     to_char(n.updated_utc AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     to_char(n.last_activity_utc AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     n.client_mutation_id, CAST(n.team_id AS TEXT)
-FROM notes n JOIN users u ON u.id = n.owner_user_id
+FROM notes n
 WHERE n.owner_user_id = %s AND n.team_id IS NULL AND NOT n.is_deleted
 ORDER BY n.id
 """
@@ -131,6 +131,7 @@ def seed(url: str) -> tuple[str, str, str]:
             yield {
                 "id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
                 "owner_user_id": puller,
+                "owner_user_name": "bsync_0",
                 "team_id": None,
                 "category_id": folders[number % CATEGORIES],
                 "title": f"Note {number} near the corner",
@@ -236,6 +237,7 @@ def push_sql(
             (
                 n["noteId"],
                 owner,
+                "bsync_1",
                 n["categoryId"],
                 n["title"],
                 n["body"],
@@ -258,12 +260,19 @@ def push_sql(
         with connection.cursor() as cursor:
             psycopg2.extras.execute_values(
                 cursor,
-                "INSERT INTO notes (id, owner_user_id, category_id, title, body, "
+                "INSERT INTO notes (id, owner_user_id, owner_user_name, category_id, title, body, "
                 "content_language, latitude, longitude, visibility, comment_policy, "
                 "external_link_description, client_mutation_id, is_deleted, "
                 "is_publicly_discoverable, created_utc, updated_utc, last_activity_utc, "
                 "sync_utc) VALUES %s",
                 rows,
+                page_size=PUSH_NOTES,
+            )
+            # the applied clientMutationIds, as the API keeps them (one statement)
+            psycopg2.extras.execute_values(
+                cursor,
+                "INSERT INTO sync_note_mutations (note_id, client_mutation_id) VALUES %s",
+                [(n["noteId"], n["clientMutationId"]) for n in body["notes"]],
                 page_size=PUSH_NOTES,
             )
         connection.commit()
