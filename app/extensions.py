@@ -74,5 +74,8 @@ def init_limiter(app: Flask) -> None:
     before-request check only serves app-wide limits (default, application, meta or
     blueprint limits), so without any it is removed."""
     limiter.init_app(app)
-    if not any(app.config.get(name) for name in APP_WIDE_LIMIT_SETTINGS):
-        app.before_request_funcs[None].remove(limiter._check_request_limit)
+    hooks = app.before_request_funcs.get(None, [])
+    check = limiter._check_request_limit
+    # Not installed at all when RATELIMIT_ENABLED is off.
+    if check in hooks and not any(app.config.get(name) for name in APP_WIDE_LIMIT_SETTINGS):
+        hooks.remove(check)

@@ -4,6 +4,8 @@ separately, per email; 429 problem details with Retry-After."""
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import pytest
 
@@ -110,3 +112,19 @@ def test_no_limiter_check_runs_before_requests_without_app_wide_limits(app):
     from app.extensions import limiter
 
     assert limiter._check_request_limit not in app.before_request_funcs.get(None, [])
+
+
+def test_an_app_with_rate_limits_off_starts_and_serves(tmp_path):
+    """RATELIMIT_ENABLED=false installs no limiter hooks at all. In a process of its own:
+    the limiter is one object, and turning it off here would turn it off for the other
+    apps of this test process."""
+    script = (
+        "from app import create_app\n"
+        "app = create_app({'TESTING': True, 'RATELIMIT_ENABLED': False,\n"
+        f"    'SQLALCHEMY_DATABASE_URI': 'sqlite:///{tmp_path / 'off.db'}'}})\n"
+        "print(app.test_client().get('/healthz').status_code)\n"
+    )
+    done = subprocess.run(  # noqa: S603 - our own interpreter and script
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.strip().splitlines()[-1:] == ["200"], done.stderr[-2000:]
