@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
+from floor_app import KEYS
 from notes_discovery import copy_rows, ensure_database, percentile, seed_users
 from trackables import WARMUP, free_port, http_request, interleaved, send, start_server
 
@@ -55,26 +56,7 @@ FROM notes n
 WHERE n.owner_user_id = %s AND n.team_id IS NULL AND NOT n.is_deleted
 ORDER BY n.id
 """
-RECORD_KEYS = [
-    "noteId",
-    "ownerUserId",
-    "ownerUserName",
-    "categoryId",
-    "title",
-    "body",
-    "contentLanguage",
-    "latitude",
-    "longitude",
-    "visibility",
-    "commentPolicy",
-    "externalLinkUrl",
-    "externalLinkDescription",
-    "isDeleted",
-    "updatedUtc",
-    "lastActivityUtc",
-    "clientMutationId",
-    "teamId",
-]
+RECORD_KEYS = KEYS  # the note record's keys, in the floor's column order
 CATEGORY_KEYS = "categoryId name contentLanguage parentCategoryId teamId isDeleted updatedUtc"
 
 
