@@ -203,3 +203,76 @@ def test_sqlite_reads_through_the_index_pinned_for_the_window_size(app, area, in
         f"USING INDEX {index}" in row[-1] or f"USING COVERING INDEX {index}" in row[-1]
         for row in plan
     ), plan
+
+
+# --- small windows: planned once per connection (PostgreSQL) -------------------------------
+
+
+def prepared_statements():
+    """The discovery statements prepared on the pool's (only) connection, with how often
+    each was planned for its numbers (custom) and run on its one plan (generic)."""
+    with db.engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE left(name, 10) = 'discovery_' ORDER BY name"
+        )
+        return [tuple(row) for row in rows]
+
+
+@pytest.fixture
+def one_connection(app, on_postgresql):
+    """Every read from here on uses the same pooled connection."""
+    db.session.remove()
+    db.engine.dispose()
+
+
+SMALL_AREAS = [Bounds(52.47, 13.32, 52.57, 13.48), Circle(52.52, 13.405, 5.0)]
+
+
+@pytest.mark.parametrize("language", [None, "de"])
+@pytest.mark.parametrize("area", SMALL_AREAS, ids=["window", "circle"])
+def test_a_small_window_runs_one_generic_plan_with_the_rows_the_session_returns(
+    app, spread_notes, one_connection, area, language
+):
+    alone = [discovery.public_notes(area, content_language=language, cap=3) for _ in range(3)]
+    [(_name, generic, custom)] = prepared_statements()
+    db.session.execute(select(1))  # opens the session's transaction: the ORM path
+    in_session = discovery.public_notes(area, content_language=language, cap=3)
+    db.session.rollback()
+
+    assert (generic, custom) == (3, 0)  # planned once, never for the numbers
+    assert all(found.rows == in_session.rows for found in alone)
+    assert all(found.truncated == in_session.truncated for found in alone)
+    assert len(in_session.rows) == 3
+    assert in_session.truncated
+
+
+def test_a_larger_window_is_planned_for_its_numbers(app, spread_notes, one_connection):
+    discovery.public_notes(Bounds(47.0, 5.5, 55.0, 15.5), cap=10)
+    discovery.public_notes(WORLD, cap=10)
+
+    assert prepared_statements() == []
+
+
+def test_a_connection_that_lost_its_prepared_statements_prepares_them_again(
+    app, spread_notes, one_connection
+):
+    area = SMALL_AREAS[0]
+    before = discovery.public_notes(area, cap=10)
+    with db.engine.connect() as connection:
+        connection.exec_driver_sql("DEALLOCATE ALL")  # the pool still believes it prepared
+        connection.commit()
+
+    after = discovery.public_notes(area, cap=10)
+
+    assert after.rows == before.rows
+    assert len(prepared_statements()) == 1
+
+
+def test_prepared_statements_can_be_turned_off(app, spread_notes, one_connection, monkeypatch):
+    monkeypatch.setitem(app.config, "DATABASE_PREPARED_STATEMENTS", False)
+
+    found = discovery.public_notes(SMALL_AREAS[1], cap=10)
+
+    assert len(found.rows) == 8  # the Berlin notes
+    assert prepared_statements() == []
