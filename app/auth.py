@@ -16,7 +16,7 @@ from flask import Flask, Response, g, has_request_context
 from flask_jwt_extended import create_access_token, verify_jwt_in_request
 from flask_jwt_extended.exceptions import NoAuthorizationError
 
-from app.database import before_transaction, get_by_driver
+from app.database import get_by_driver
 from app.errors import problem
 from app.extensions import db, jwt
 from app.hooks import ViewerPart, area_hooks
@@ -149,8 +149,7 @@ def _load_token_user(payload: Mapping[str, Any]) -> User | None:
     else:
         # Usually the request's first statement: it need not open the transaction (an
         # authenticated read that needs nothing else then costs one round trip).
-        with before_transaction(db.session()):
-            user = get_by_driver(db.session(), User, user_id)
+        user = get_by_driver(db.session(), User, user_id)
     g.token_user_key, g.token_user = cache_key, user
     return user
 

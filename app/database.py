@@ -163,29 +163,31 @@ def ping_when_idle(engine: Engine, idle_seconds: float) -> None:
 
 
 @contextmanager
-def before_transaction(session: Session) -> Iterator[None]:
-    """Run the statements inside without opening the request's transaction yet, when
-    none is open (PostgreSQL): psycopg2 in autocommit sends each one alone, with no
-    `BEGIN`, so a request that reads only this (an authenticated read's token user) makes
-    one round trip instead of three (`BEGIN`, the read, `ROLLBACK` at teardown).
+def cursor_alone(engine: Engine) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """A psycopg2 cursor in autocommit on a pooled connection of its own, and the pool's
+    record of that connection (`info`, kept until the connection is replaced).
 
-    The session keeps its connection; switching psycopg2's autocommit is client-side and
-    allowed only outside a transaction, so it is switched back on the way out and the
-    request's next statement begins its transaction as usual. A read here is one
-    statement, one snapshot: what it would be at READ COMMITTED inside the transaction.
-    Elsewhere (SQLite, or a transaction already open) the statements run as usual."""
-    fresh = not session.in_transaction()
-    connection = session.connection()
-    driver: Any = connection.connection.driver_connection
-    if not fresh or connection.dialect.name != "postgresql" or driver is None:
-        yield
-        return
-    driver.autocommit = True
+    For reads that need no transaction (PostgreSQL): in autocommit psycopg2 sends each
+    statement alone, one statement one snapshot, with no `BEGIN` and no `ROLLBACK`, and
+    the request's session never takes a connection for them. The switch is client-side;
+    the connection goes back to the pool transactional, as the pool hands it out. A
+    connection the server dropped is invalidated, never handed out again. Below
+    SQLAlchemy's Connection: no execution events, no SQLALCHEMY_ECHO; the pool's events
+    (ping_when_idle) still apply."""
+    connection = engine.raw_connection()
+    driver: Any = connection.driver_connection  # a psycopg2 connection
     try:
-        yield
+        driver.autocommit = True
+        with driver.cursor() as cursor:
+            yield cursor, connection.info
+    except Exception:
+        if driver.closed:
+            connection.invalidate()
+        raise
     finally:
         if not driver.closed:
             driver.autocommit = False
+        connection.close()
 
 
 T = TypeVar("T")
@@ -197,20 +199,30 @@ def get_by_driver(session: Session, model: type[T], key: Any) -> T | None:
     types, and the instance attached to the session as a clean loaded object (changes to
     it flush as usual). SQLAlchemy's ORM load costs a fast request about as much as the
     round trip itself (bench/README.md, "The cost of a request"); this is for the one
-    lookup every authenticated request makes. Elsewhere, or when the session already
-    holds the instance, it is `session.get`."""
-    connection = session.connection()
-    driver: Any = connection.connection.driver_connection
+    lookup every authenticated request makes.
+
+    Before the session's transaction (the token's account, a request's first read) the
+    row is read alone (`cursor_alone`): one round trip, and the session holds no
+    connection until the request's next statement opens its transaction as usual. Inside
+    it, on the session's connection, so it sees what the request flushed. Elsewhere
+    (SQLite), or when the session already holds the instance, it is `session.get`."""
+    engine = session.get_bind()
     if (
-        connection.dialect.name != "postgresql"
-        or driver is None
+        engine.dialect.name != "postgresql"
         or identity_key(model, key) in session.identity_map
+        or not isinstance(engine, Engine)
     ):
         return session.get(model, key)
-    plan = _by_key_plan(model, connection.dialect)  # type: ignore[arg-type]
-    with driver.cursor() as cursor:
-        cursor.execute(plan.sql, {"key": plan.bind(key)})
-        row = cursor.fetchone()
+    plan = _by_key_plan(model, engine.dialect)  # type: ignore[arg-type]
+    if session.in_transaction():
+        driver: Any = session.connection().connection.driver_connection
+        with driver.cursor() as cursor:
+            cursor.execute(plan.sql, {"key": plan.bind(key)})
+            row = cursor.fetchone()
+    else:
+        with cursor_alone(engine) as (cursor, _):
+            cursor.execute(plan.sql, {"key": plan.bind(key)})
+            row = cursor.fetchone()
     if row is None:
         return None
     values = zip(plan.names, plan.convert, row, strict=True)

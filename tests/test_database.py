@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from app.extensions import db
 from tests.conftest import make_test_app
@@ -102,13 +102,14 @@ def test_sqlite_writers_wait_the_configured_busy_timeout_for_a_lock():
     assert options == {"connect_args": {"timeout": 20.0}}
 
 
-def test_a_read_before_the_transaction_sends_no_begin(postgresql_url, app):
-    """The token user's lookup (app.auth) runs alone: no transaction is open while it
-    runs or after it, so a read that needs nothing else costs one round trip; the next
-    statement opens the request's transaction as usual."""
-    from psycopg2.extensions import TRANSACTION_STATUS_IDLE, TRANSACTION_STATUS_INTRANS
+def test_a_read_before_the_transaction_takes_no_connection_of_the_session(postgresql_url, app):
+    """The token user's lookup (app.auth) runs alone, in autocommit on a pooled connection
+    of its own: no BEGIN, and the session holds no connection after it, so a read that
+    needs nothing else costs one round trip; the next statement opens the request's
+    transaction as usual, and the instance's changes flush in it."""
+    from psycopg2.extensions import TRANSACTION_STATUS_INTRANS
 
-    from app.database import before_transaction
+    from app.database import get_by_driver
     from app.models.user import User
     from tests.factories import make_user
 
@@ -116,25 +117,36 @@ def test_a_read_before_the_transaction_sends_no_begin(postgresql_url, app):
     session = db.session()
     session.commit()
     session.expunge_all()
-    with before_transaction(session):
-        assert session.get(User, user_id) is not None
-        driver = session.connection().connection.driver_connection
-        assert driver.get_transaction_status() == TRANSACTION_STATUS_IDLE
-    assert driver.get_transaction_status() == TRANSACTION_STATUS_IDLE
-    session.execute(text("SELECT 1"))
+    statements = []
+    record = lambda *args: statements.append(args[2])  # noqa: E731
+    event.listen(db.engine, "before_cursor_execute", record)
+    try:
+        user = get_by_driver(session, User, user_id)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", record)
+
+    assert user is not None
+    assert statements == []  # below SQLAlchemy's Connection: the session sent nothing
+    assert session.get_transaction() is None or not session.get_transaction()._connections
+    user.map_source = "openstreetmap"
+    session.flush()
+    driver = session.connection().connection.driver_connection
+    assert driver.autocommit is False
     assert driver.get_transaction_status() == TRANSACTION_STATUS_INTRANS
     session.rollback()
 
 
-def test_a_transaction_already_open_is_kept(postgresql_url, app):
-    from psycopg2.extensions import TRANSACTION_STATUS_INTRANS
+def test_a_read_inside_the_transaction_sees_what_it_flushed(postgresql_url, app):
+    from app.database import get_by_driver
+    from app.models.user import User
+    from tests.factories import make_user
 
-    from app.database import before_transaction
-
+    user_id = make_user("reader").id
     session = db.session()
-    session.execute(text("SELECT 1"))
-    with before_transaction(session):
-        session.execute(text("SELECT 2"))
-    driver = session.connection().connection.driver_connection
-    assert driver.get_transaction_status() == TRANSACTION_STATUS_INTRANS
+    session.commit()
+    session.get(User, user_id).map_source = "google"
+    session.flush()
+    session.expunge_all()
+
+    assert get_by_driver(session, User, user_id).map_source == "google"
     session.rollback()

@@ -27,6 +27,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.functions import FunctionElement
 
 from app.auth import ANONYMOUS, Viewer
+from app.database import cursor_alone
 from app.errors import NotFound
 from app.extensions import db
 from app.models.note import Note
@@ -288,28 +289,13 @@ def _run_alone(statement: Compiled | _Prepared, params: dict[str, Any]) -> list[
       every execution, and its result layer builds a row object per row. psycopg2 already
       returns every column as the API writes it (text ids and times, floats, booleans).
     - a `_Prepared` statement is also planned once per connection.
-
-    Being below SQLAlchemy's Connection, it emits no execution events and is not echoed
-    by SQLALCHEMY_ECHO; the pool's events (ping_when_idle) still apply.
     """
-    connection = db.engine.raw_connection()
-    driver: Any = connection.driver_connection  # a psycopg2 connection
-    try:
-        driver.autocommit = True
-        with driver.cursor() as cursor:
-            if isinstance(statement, _Prepared):
-                statement.run(cursor, connection.info, params)
-            else:
-                cursor.execute(statement.string, statement.construct_params(params))
-            return list(cursor.fetchall())
-    except Exception:
-        if driver.closed:  # the server went away: never hand this connection out again
-            connection.invalidate()
-        raise
-    finally:
-        if not driver.closed:
-            driver.autocommit = False
-        connection.close()
+    with cursor_alone(db.engine) as (cursor, connection_info):
+        if isinstance(statement, _Prepared):
+            statement.run(cursor, connection_info, params)
+        else:
+            cursor.execute(statement.string, statement.construct_params(params))
+        return list(cursor.fetchall())
 
 
 LANGUAGE = bindparam("content_language", type_=String)
