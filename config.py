@@ -76,9 +76,10 @@ class Config:
     # how long one statement may run, before the request gives up with 503 (app.database).
     DATABASE_CONNECT_TIMEOUT_SECONDS = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 2)
     DATABASE_STATEMENT_TIMEOUT_SECONDS = env_float("DATABASE_STATEMENT_TIMEOUT_SECONDS", 20.0)
-    # PostgreSQL: anonymous discovery of small windows runs as prepared statements, planned
-    # once per connection (services.notes.discovery). Off behind a pooler that does not
-    # keep one server session per client connection (PgBouncer in transaction mode).
+    # PostgreSQL: anonymous discovery of small windows and the token's account read run as
+    # prepared statements, planned once per connection (app.database.prepared). Off behind
+    # a pooler that does not keep one server session per client connection (PgBouncer in
+    # transaction mode).
     DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
     # How long a request waits for a free pooled connection.
     DATABASE_POOL_TIMEOUT_SECONDS = env_float("DATABASE_POOL_TIMEOUT_SECONDS", 5.0)

@@ -150,3 +150,33 @@ def test_a_read_inside_the_transaction_sees_what_it_flushed(postgresql_url, app)
 
     assert get_by_driver(session, User, user_id).map_source == "google"
     session.rollback()
+
+
+def test_the_token_lookup_alone_is_planned_once_per_connection(postgresql_url, app, monkeypatch):
+    """The account's primary-key read, alone, is a prepared statement with one generic
+    plan; with DATABASE_PREPARED_STATEMENTS off it is sent as plain SQL."""
+    from app.database import get_by_driver
+    from app.models.user import User
+    from tests.factories import make_user
+
+    user_id = make_user("reader").id
+    db.session.commit()
+
+    def lookups():
+        for _ in range(3):
+            db.session.remove()
+            assert get_by_driver(db.session(), User, user_id).user_name == "reader"
+        db.session.remove()
+        with db.engine.connect() as connection:
+            rows = connection.exec_driver_sql(
+                "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+                " WHERE left(name, 7) = 'by_key_'"
+            )
+            return [tuple(row) for row in rows]
+
+    db.session.remove()
+    db.engine.dispose()  # one pooled connection from here on
+    assert lookups() == [(3, 0)]
+    db.engine.dispose()
+    monkeypatch.setitem(app.config, "DATABASE_PREPARED_STATEMENTS", False)
+    assert lookups() == []

@@ -9,25 +9,21 @@ dominate it. The API turns them into its response shape.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
-import psycopg2.errors
 from flask import current_app
 from sqlalchemy import Integer, Select, String, bindparam, select, type_coerce
-from sqlalchemy.dialects.postgresql.psycopg2 import PGDialect_psycopg2
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.compiler import Compiled, SQLCompiler
+from sqlalchemy.sql.compiler import Compiled
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.functions import FunctionElement
 
 from app.auth import ANONYMOUS, Viewer
-from app.database import cursor_alone
+from app.database import PreparedStatement, cursor_alone, prepared, prepared_statements_on
 from app.errors import NotFound
 from app.extensions import db
 from app.models.note import Note
@@ -204,15 +200,15 @@ def read_rows(
     numbers bound parameters (anonymous discovery). On PostgreSQL such a statement, when
     the request has no transaction open, takes the short way (`_run_alone`);
     `planned_once` says one plan serves every request of it, so PostgreSQL plans it once
-    per connection (`_Prepared`). Every other read runs on the request's session, inside
+    per connection (`app.database.prepared`). Every other read runs on the request's session, inside
     its transaction, so it sees what the request has flushed.
     """
     # A request that has not touched the session has no transaction (and needs no session).
     in_transaction = db.session.registry.has() and db.session().in_transaction()
     if in_transaction or not reused or db.engine.dialect.name != "postgresql":
         return list(db.session.connection().execute(statement, params).all())
-    if planned_once and current_app.config["DATABASE_PREPARED_STATEMENTS"]:
-        return _run_alone(_prepared(statement), params)
+    if planned_once and prepared_statements_on(current_app.config):
+        return _run_alone(prepared(statement, "discovery"), params)
     return _run_alone(_compiled(statement, db.engine.dialect), params)
 
 
@@ -222,62 +218,9 @@ def _compiled(statement: Select[Any], dialect: Dialect) -> Compiled:
     return statement.compile(dialect=dialect)
 
 
-class _Prepared:
-    """A reused PostgreSQL statement as a server-side prepared statement with one generic
-    plan, made once per connection.
-
-    PostgreSQL plans every statement it receives; for a small window that took about as
-    long as running it (0.4-0.5 ms of planning for 0.6-0.8 ms of execution on the
-    benchmark's 1,000,000 notes, EXPLAIN ANALYZE). Where the plan does not depend on the
-    numbers (every small window reads the position index, sorts the few matches and
-    fetches their records by key), `PREPARE` once and `EXECUTE` with the numbers skips
-    that work. The connection's `plan_cache_mode` is `force_generic_plan`: left to itself
-    PostgreSQL would keep planning each execution, since a plan made without the numbers
-    is estimated costlier than one made with them. The setting holds for the connection's
-    session; this service prepares no other statement and defines no functions, which are
-    the only things it affects.
-    """
-
-    def __init__(self, compiled: SQLCompiler) -> None:
-        sql = compiled.string
-        self.name = "discovery_" + hashlib.sha256(sql.encode()).hexdigest()[:16]
-        self.definition = f"SET plan_cache_mode = force_generic_plan; PREPARE {self.name} AS {sql}"
-        self.keys = tuple(compiled.positiontup or ())
-        self.execution = f"EXECUTE {self.name} ({', '.join(['%s'] * len(self.keys))})"
-        self.compiled = compiled
-
-    def run(self, cursor: Any, connection_info: dict[str, Any], params: dict[str, Any]) -> None:
-        """Executes it on `cursor` (autocommit), preparing it first on a connection that
-        has not (`connection_info`: the pool's record of the connection, cleared when it is
-        replaced). A session that lost its prepared statements (`DISCARD ALL` by hand, a
-        server-side reset) has it prepared again, once."""
-        prepared: set[str] = connection_info.setdefault("prepared_statements", set())
-        values = self.compiled.construct_params(params) or {}
-        arguments = [values[key] for key in self.keys]
-        if self.name not in prepared:
-            self._prepare(cursor, prepared)
-        try:
-            cursor.execute(self.execution, arguments)
-        except psycopg2.errors.InvalidSqlStatementName:
-            prepared.discard(self.name)
-            self._prepare(cursor, prepared)
-            cursor.execute(self.execution, arguments)
-
-    def _prepare(self, cursor: Any, prepared: set[str]) -> None:
-        # A duplicate is one the session kept: already there.
-        with contextlib.suppress(psycopg2.errors.DuplicatePreparedStatement):
-            cursor.execute(self.definition)
-        prepared.add(self.name)
-
-
-@functools.lru_cache(maxsize=32)
-def _prepared(statement: Select[Any]) -> _Prepared:
-    """A reused statement prepared (PostgreSQL's `$1` parameters), compiled once."""
-    dialect = PGDialect_psycopg2(paramstyle="numeric_dollar")
-    return _Prepared(cast(SQLCompiler, statement.compile(dialect=dialect)))
-
-
-def _run_alone(statement: Compiled | _Prepared, params: dict[str, Any]) -> list[Sequence[Any]]:
+def _run_alone(
+    statement: Compiled | PreparedStatement, params: dict[str, Any]
+) -> list[Sequence[Any]]:
     """One PostgreSQL statement on a pooled connection of its own, in autocommit, through
     the driver. Measured on the discovery benchmark (bench/README.md), each step spares
     time a fast read cannot afford:
@@ -288,10 +231,10 @@ def _run_alone(statement: Compiled | _Prepared, params: dict[str, Any]) -> list[
     - the SQL compiled once: SQLAlchemy's statement cache looks the whole statement up on
       every execution, and its result layer builds a row object per row. psycopg2 already
       returns every column as the API writes it (text ids and times, floats, booleans).
-    - a `_Prepared` statement is also planned once per connection.
+    - a `PreparedStatement` is also planned once per connection (app.database).
     """
     with cursor_alone(db.engine) as (cursor, connection_info):
-        if isinstance(statement, _Prepared):
+        if isinstance(statement, PreparedStatement):
             statement.run(cursor, connection_info, params)
         else:
             cursor.execute(statement.string, statement.construct_params(params))
