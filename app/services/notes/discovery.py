@@ -200,8 +200,8 @@ def read_rows(
     numbers bound parameters (anonymous discovery). On PostgreSQL such a statement, when
     the request has no transaction open, takes the short way (`_run_alone`);
     `planned_once` says one plan serves every request of it, so PostgreSQL plans it once
-    per connection (`app.database.prepared`). Every other read runs on the request's session, inside
-    its transaction, so it sees what the request has flushed.
+    per connection (`app.database.prepared`). Every other read runs on the request's
+    session, inside its transaction, so it sees what the request has flushed.
     """
     # A request that has not touched the session has no transaction (and needs no session).
     in_transaction = db.session.registry.has() and db.session().in_transaction()

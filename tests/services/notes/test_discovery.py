@@ -276,3 +276,18 @@ def test_prepared_statements_can_be_turned_off(app, spread_notes, one_connection
 
     assert len(found.rows) == 8  # the Berlin notes
     assert prepared_statements() == []
+
+
+def test_a_connection_that_forgot_what_it_prepared_keeps_the_statements_it_has(
+    app, spread_notes, one_connection
+):
+    area = SMALL_AREAS[1]
+    before = discovery.public_notes(area, cap=10)
+    with db.engine.connect() as connection:  # the pool's record, not the server, forgets
+        connection.connection.info["prepared_statements"].clear()
+
+    after = discovery.public_notes(area, cap=10)
+
+    assert after.rows == before.rows
+    [(_name, generic, custom)] = prepared_statements()
+    assert (generic, custom) == (2, 0)
