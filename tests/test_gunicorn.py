@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -175,3 +176,45 @@ def test_an_access_log_file_gets_one_line_per_request(tmp_path):
         process.terminate()
         process.wait(timeout=20)
     assert '"GET /healthz HTTP/1.1" 200' in log.read_text()
+
+
+# --- what gunicorn answers is in every operation's entry of the document -----------------
+
+
+def operations_of(port: int) -> list[tuple[str, str, dict]]:
+    _code, _headers, body = exchange(port, b"GET /api/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n")
+    document = json.loads(body)
+    return [
+        (method.upper(), path, operation)
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+        if method in {"get", "post", "put", "patch", "delete"}
+    ]
+
+
+def concrete(path: str) -> str:
+    """A path of the document with each `{parameter}` filled with a plausible value."""
+    return re.sub(r"\{\w+\}", "3f2c8a5e-4b7d-4c1e-9a2f-5d6e7f8a9b0c", path)
+
+
+def test_every_operation_documents_the_request_line_and_header_limits(server):
+    """An operation may answer 414 or 431 from the server in front of the app, before any
+    route runs: a status an operation can answer and its entry does not list fails here."""
+    failures = []
+    for method, path, operation in operations_of(server):
+        documented = set(operation["responses"])
+        long_line = f"{method} {concrete(path)}?pad={'a' * 5000} HTTP/1.1\r\nHost: x\r\n\r\n"
+        big_header = f"{method} {concrete(path)} HTTP/1.1\r\nHost: x\r\nX-Big: {'b' * 9000}\r\n\r\n"
+        for raw, status in ((long_line, 414), (big_header, 431)):
+            answered = assert_problem(exchange(server, raw.encode()), status)["status"]
+            if str(answered) not in documented:
+                failures.append(f"{method} {path}: {answered} is not documented")
+    assert not failures, "\n".join(failures)
+
+
+def test_a_confirmation_code_past_the_request_line_limit_is_a_documented_414(server):
+    """The fuzz finding that once failed CI: a very long `code` on the confirmation link."""
+    path = "/api/auth/confirmEmail?userId=3f2c8a5e-4b7d-4c1e-9a2f-5d6e7f8a9b0c&code=" + "A" * 6000
+    assert_problem(exchange(server, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()), 414)
+    confirm = next(op for _m, p, op in operations_of(server) if p == "/api/auth/confirmEmail")
+    assert "414" in confirm["responses"]

@@ -281,14 +281,23 @@ ERROR_RESPONSES = {
     404: "Not found, or not visible to this caller.",
     413: "The request body is larger than this server accepts.",
     415: "The request body is not of a media type this operation reads.",
+    414: "The request line (method, path and query) is longer than the server accepts"
+    " (4094 bytes); answered by the server in front of the app.",
     429: "Too many requests; see Retry-After.",
+    431: "The request's headers are more (over 100) or larger (over 8190 bytes each) than"
+    " the server accepts; answered by the server in front of the app.",
     500: "Unexpected failure; quote ticketNumber to support.",
+    503: "The database cannot be reached or is overloaded; try again after Retry-After.",
 }
+
+# Answered to any operation: the limits of the server in front of the app (gunicorn's
+# request line and header limits), rate limits, an unreachable database, a failure.
+EVERY_OPERATION = frozenset({414, 429, 431, 500, 503})
 
 
 # Problem statuses an operation answers beyond the rules of ProblemResponsesPlugin (which
 # add 400 for input, 404 for a path naming something, 401/403 for a bearer token, 413/415
-# for a body, 429 and 500 everywhere), keyed as the document names operations. The
+# for a body, EVERY_OPERATION everywhere), keyed as the document names operations. The
 # generated suites (bad-input corpus, authorization matrix, schemathesis) fail on an
 # answer that is not documented, which keeps this table complete.
 EXTRA_PROBLEMS: dict[str, frozenset[int]] = {
@@ -342,7 +351,7 @@ class ProblemResponsesPlugin(BasePlugin):
             if method not in {"get", "post", "put", "patch", "delete"}:
                 continue
             responses = operation.setdefault("responses", {})
-            wanted = {500, 429}
+            wanted = set(EVERY_OPERATION)
             if operation.get("parameters") or operation.get("requestBody") or "{" in (path or ""):
                 wanted.add(400)
             if operation.get("requestBody"):

@@ -3,8 +3,14 @@
 Migrates the database of DATABASE_URL, makes a signed-in user, serves the app with
 gunicorn (as production does) on a free port, and runs Schemathesis over the OpenAPI
 document twice, anonymous and with the user's bearer token, with every check
-(`--checks all`) and a time budget per run (FUZZ_SECONDS, default 60). Exits non-zero
-when a run reports a failure. `.ci/run` calls it on PostgreSQL; `make fuzz` runs longer.
+(`--checks all`). Exits non-zero when a run reports a failure.
+
+Two modes. CI (`FUZZ_MODE=fixed`, what `.ci/run` sets) generates the same cases every
+time: the seed `FUZZ_SEED`, `FUZZ_EXAMPLES` cases per operation, one worker, no example
+database carried between runs, and time only as a ceiling (`FUZZ_CEILING_SECONDS` per
+run; a run that reaches it fails). `make fuzz` (`FUZZ_MODE=explore`) explores: a random
+seed, printed so that `FUZZ_SEED=... make fuzz` repeats it, for `FUZZ_SECONDS` per run;
+each finding becomes a fixed test (the bad-input corpus in tests/hostile, or a named test).
 
 Rate limits are raised for the run (Schemathesis sends thousands of requests from one
 address; the limits have tests of their own). Checks tuned or left out, each with its
@@ -22,6 +28,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,7 +110,52 @@ def wait_until_up(url: str, server: subprocess.Popen) -> None:
     raise SystemExit("the app did not answer")
 
 
-def schemathesis(url: str, seconds: int, label: str, headers: list[str], reports: Path) -> int:
+@dataclass(frozen=True)
+class Plan:
+    """How much to generate, and from which seed."""
+
+    fixed: bool
+    seed: int
+    examples: int  # per operation (fixed mode)
+    seconds: int  # time budget per run (explore mode), or the ceiling (fixed mode)
+    workers: int
+
+    @classmethod
+    def from_environment(cls) -> Plan:
+        mode = os.environ.get("FUZZ_MODE", "explore")
+        if mode not in {"fixed", "explore"}:
+            raise SystemExit(f"FUZZ_MODE must be fixed or explore, not {mode!r}")
+        fixed = mode == "fixed"
+        seed = os.environ.get("FUZZ_SEED")
+        if fixed and not seed:
+            raise SystemExit("FUZZ_MODE=fixed needs FUZZ_SEED (CI sets it in .ci/run)")
+        return cls(
+            fixed=fixed,
+            seed=int(seed) if seed else secrets.randbelow(2**31),
+            examples=int(os.environ.get("FUZZ_EXAMPLES", "20")),
+            seconds=int(os.environ.get("FUZZ_CEILING_SECONDS" if fixed else "FUZZ_SECONDS", "600")),
+            workers=1 if fixed else int(os.environ.get("FUZZ_WORKERS", "2")),
+        )
+
+    def describe(self) -> str:
+        if self.fixed:
+            return (
+                f"fixed: seed {self.seed}, {self.examples} examples per operation, "
+                f"{self.workers} worker, ceiling {self.seconds} s per run"
+            )
+        repeat = f"FUZZ_SEED={self.seed} repeats it"
+        return f"explore: seed {self.seed} ({repeat}), {self.seconds} s per run"
+
+    def options(self) -> list[str]:
+        options = ["--seed", str(self.seed), "--workers", str(self.workers)]
+        if self.fixed:
+            # No example database: a failure remembered from an earlier run would be
+            # replayed first, and the cases would depend on the machine's history.
+            return [*options, "--max-examples", str(self.examples), "--generation-database", "none"]
+        return [*options, "--max-time", str(self.seconds)]
+
+
+def schemathesis(url: str, plan: Plan, label: str, headers: list[str], reports: Path) -> int:
     command = [
         str(BIN / "schemathesis"),
         "--config-file",
@@ -112,10 +164,7 @@ def schemathesis(url: str, seconds: int, label: str, headers: list[str], reports
         f"{url}/api/openapi.json",
         "--checks",
         "all",
-        "--max-time",
-        str(seconds),
-        "--workers",
-        os.environ.get("FUZZ_WORKERS", "2"),
+        *plan.options(),
         "--request-timeout",
         "20",
         "--report",
@@ -128,18 +177,23 @@ def schemathesis(url: str, seconds: int, label: str, headers: list[str], reports
     ]
     if EXCLUDED_CHECKS:
         command += ["--exclude-checks", ",".join(EXCLUDED_CHECKS)]
-    if os.environ.get("FUZZ_SEED"):
-        command += ["--seed", os.environ["FUZZ_SEED"]]
     for header in headers:
         command += ["--header", header]
-    print(f"== schemathesis ({label}), {seconds} s", flush=True)
-    return subprocess.call(command, cwd=ROOT)  # noqa: S603 - our own command line
+    print(f"== schemathesis ({label}), {plan.describe()}", flush=True)
+    # Fixed: the examples end the run, the ceiling only guards it; explore: --max-time ends
+    # it, and the ceiling leaves room for the last cases and the reports.
+    ceiling = plan.seconds if plan.fixed else plan.seconds + 300
+    try:
+        return subprocess.call(command, cwd=ROOT, timeout=ceiling)  # noqa: S603 - our own
+    except subprocess.TimeoutExpired:
+        print(f"== schemathesis ({label}) did not finish within its ceiling of {ceiling} s")
+        return 1
 
 
 def main() -> int:
     if not os.environ.get("DATABASE_URL"):
         raise SystemExit("set DATABASE_URL (a database this run may write to)")
-    seconds = int(os.environ.get("FUZZ_SECONDS", "60"))
+    plan = Plan.from_environment()
     with tempfile.TemporaryDirectory(prefix="fuzz-") as temp:
         instance = Path(temp)
         env = environment(instance)
@@ -166,10 +220,8 @@ def main() -> int:
             with urllib.request.urlopen(check, timeout=20) as response:  # noqa: S310
                 assert response.status == 200, "the signed-in run's token is refused"
             results = [
-                schemathesis(url, seconds, "anonymous", [], reports),
-                schemathesis(
-                    url, seconds, "signed-in", [f"Authorization: Bearer {token}"], reports
-                ),
+                schemathesis(url, plan, "anonymous", [], reports),
+                schemathesis(url, plan, "signed-in", [f"Authorization: Bearer {token}"], reports),
             ]
         finally:
             server.send_signal(signal.SIGTERM)
