@@ -6,18 +6,33 @@ PORT ?= 8000
 # pytest-xdist workers for `make test`; TEST_WORKERS=0 runs in one process
 TEST_WORKERS ?= auto
 
-.PHONY: run test lint fmt migrate seed clean bench messages fuzz
+.PHONY: run test lint fmt migrate seed clean bench messages fuzz lock
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+# Two install sets from the lock files in requirements/ (pinned, hashed; `make lock`):
+# `make run` installs the runtime set only, plus the optional stores named in EXTRAS
+# (`make run EXTRAS=s3,redis`); `make test` and `make lint` the development set.
+EXTRAS ?=
+comma := ,
+EXTRA_LOCKS := $(foreach extra,$(subst $(comma), ,$(EXTRAS)),requirements/$(extra).txt)
+RUNTIME := $(VENV)/.runtime$(subst $(comma),-,$(if $(EXTRAS),-$(EXTRAS)))
+INSTALL := $(BIN)/python -m pip install --quiet --require-hashes
+
+$(RUNTIME): requirements/runtime.txt $(EXTRA_LOCKS) | $(BIN)/python
+	$(INSTALL) -r requirements/runtime.txt $(addprefix -r ,$(EXTRA_LOCKS))
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-run: $(VENV)/.installed  ## serve on http://127.0.0.1:$(PORT) (SQLite in instance/ unless DATABASE_URL)
+$(VENV)/.installed: requirements/dev.txt | $(BIN)/python
+	$(INSTALL) -r requirements/dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+run: $(RUNTIME)  ## serve on http://127.0.0.1:$(PORT) (SQLite in instance/ unless DATABASE_URL)
 	$(BIN)/flask --app wsgi db upgrade
 	PORT=$(PORT) $(BIN)/gunicorn -c gunicorn.conf.py wsgi:app
 
@@ -25,10 +40,11 @@ test: $(VENV)/.installed  ## the test suite (TEST_DATABASE_URL=postgresql://... 
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # Schemathesis over the running app (gunicorn) on DATABASE_URL, anonymous and signed in,
-# every check; FUZZ_SECONDS per run (CI runs 60 s each). DATABASE_URL is written to.
+# every check, exploring from a random seed (printed; FUZZ_SEED=... repeats a run) for
+# FUZZ_SECONDS per run. CI runs a fixed seed instead (.ci/run). DATABASE_URL is written to.
 FUZZ_SECONDS ?= 600
 fuzz: $(VENV)/.installed  ## long schemathesis run: DATABASE_URL=postgresql://... make fuzz
-	FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m tests.fuzz.schemathesis_run
+	FUZZ_MODE=explore FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m tests.fuzz.schemathesis_run
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff format --check .
@@ -40,7 +56,7 @@ fmt: $(VENV)/.installed
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-migrate: $(VENV)/.installed  ## apply migrations to DATABASE_URL (default instance/app.db)
+migrate: $(RUNTIME)  ## apply migrations to DATABASE_URL (default instance/app.db)
 	$(BIN)/flask --app wsgi db upgrade
 
 seed: migrate  ## a small demo data set (idempotent)
@@ -49,6 +65,9 @@ seed: migrate  ## a small demo data set (idempotent)
 messages: $(VENV)/.installed  ## extract the website pages' strings and merge them into each catalogue
 	$(BIN)/pybabel extract -F babel.cfg -k _l --no-location --sort-output --project "Location Notes Service" -o app/web/translations/messages.pot .
 	$(BIN)/pybabel update -i app/web/translations/messages.pot -d app/web/translations --ignore-obsolete --width 100
+
+lock: $(VENV)/.installed  ## rewrite requirements/*.txt from pyproject.toml (UPGRADE=1: newest allowed)
+	$(BIN)/python requirements/lock.py $(if $(UPGRADE),--upgrade)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
