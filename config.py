@@ -66,7 +66,11 @@ class Config:
     TRACKABLE_CODE_KEY = env_str("TRACKABLE_CODE_KEY", DEV_SECRET)
     # Development only: where keys left unset are made on first start (app.devkeys).
     DEV_KEYS_FILE = Path(env_str("DEV_KEYS_FILE", str(INSTANCE_DIR / "dev-keys.json")))
-    PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000")
+    # Base of scan URLs and mail links. Required in production (https, a public host);
+    # unset elsewhere, the address gunicorn serves at (app.use_served_address).
+    PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "")
+    # A test rig on one machine: production with an http or local PUBLIC_BASE_URL.
+    PUBLIC_BASE_URL_ALLOW_LOCAL = env_bool("PUBLIC_BASE_URL_ALLOW_LOCAL", False)
 
     # Database
     SQLALCHEMY_DATABASE_URI = database_url()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -9,13 +10,10 @@ from typing import Any
 from flask import Flask
 
 from app.application import ServiceApp
+from app.startup_checks import InsecureConfiguration, check_production_settings
 from config import DEV_SECRET, SECRET_SETTINGS, Config, normalize_database_url
 
-MIN_SECRET_LENGTH = 32  # HS256 keys shorter than the hash are weak (RFC 7518 3.2)
-
-
-class InsecureConfiguration(RuntimeError):
-    """Raised at start-up when a production app would run on a development secret."""
+__all__ = ["InsecureConfiguration", "create_app"]
 
 
 def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
@@ -28,8 +26,9 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     )
     if app.config.get("TESTING"):
         app.config["ENV_NAME"] = "testing"
-    check_production_secrets(app)
+    check_production_settings(app.config)
     use_development_keys(app)
+    use_served_address(app)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     for register in (
         register_extensions,
@@ -86,21 +85,18 @@ def use_development_keys(app: Flask) -> None:
         app.config.update(development_keys(Path(app.config["DEV_KEYS_FILE"]), unset))
 
 
-def check_production_secrets(app: Flask) -> None:
-    if app.config["ENV_NAME"] in {"development", "testing"}:
+def use_served_address(app: Flask) -> None:
+    """Outside production, scan URLs and mail links left without PUBLIC_BASE_URL name the
+    address gunicorn serves at (HOST and PORT, as gunicorn.conf.py binds): never the
+    request's Host header, which a client chooses."""
+    if app.config.get("PUBLIC_BASE_URL"):
         return
-    missing = [name for name in SECRET_SETTINGS if app.config.get(name) in (None, "", DEV_SECRET)]
-    if missing:
-        raise InsecureConfiguration(
-            f"Refusing to start in {app.config['ENV_NAME']}: set {', '.join(missing)} "
-            "in the environment (each its own long random value)."
-        )
-    short = [name for name in SECRET_SETTINGS if len(str(app.config[name])) < MIN_SECRET_LENGTH]
-    if short:
-        raise InsecureConfiguration(
-            f"Refusing to start: {', '.join(short)} must be at least "
-            f"{MIN_SECRET_LENGTH} characters long."
-        )
+    host = os.environ.get("HOST", "127.0.0.1")
+    if host in {"0.0.0.0", "::", ""}:  # noqa: S104 - every interface: name the loopback one
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    app.config["PUBLIC_BASE_URL"] = f"http://{host}:{os.environ.get('PORT', '8000')}"
 
 
 def register_extensions(app: Flask) -> None:

@@ -1,15 +1,16 @@
 """Outgoing mail through the configured backend (decisions: Identity).
 
-`MAIL_BACKEND`: `console` (default: logs the message), `file` (one `.eml` per message in
-`MAIL_OUTBOX_DIR`), `smtp` (delivered by a background thread, so that a request's answer
-time does not tell whether a message was sent), and `memory` for tests (a list at
-`app.extensions["mail_outbox"]`).
+`MAIL_BACKEND`: `console` (default: prints the whole message; refused in production),
+`file` (one `.eml` per message in `MAIL_OUTBOX_DIR`), `smtp` (delivered by a background
+thread, so that a request's answer time does not tell whether a message was sent), and
+`memory` for tests (a list at `app.extensions["mail_outbox"]`).
 """
 
 from __future__ import annotations
 
 import logging
 import smtplib
+import sys
 import threading
 import uuid
 from collections.abc import Mapping
@@ -73,9 +74,20 @@ def send(mail: Mail | None) -> threading.Thread | None:
         thread.start()
         return thread
     if backend != "console":
-        log.warning("unknown MAIL_BACKEND %r, logging the message instead", backend)
-    log.info("mail to %s: %s\n%s", mail.to, mail.subject, mail.text)
+        log.warning("unknown MAIL_BACKEND %r, printing the message instead", backend)
+    print_to_console(mail)
     return None
+
+
+def print_to_console(mail: Mail) -> None:
+    """The console backend: the whole message on stderr, links and codes included, so a
+    newcomer can confirm an account from the terminal. It is written past the logs on
+    purpose (they redact codes), and production refuses this backend (app.startup_checks),
+    so no production instance ever prints a code."""
+    log.info("mail to %s: %s (printed whole on the console)", mail.to, mail.subject)
+    rule = "-" * 72
+    sys.stderr.write(f"{rule}\nmail to {mail.to}\nSubject: {mail.subject}\n\n{mail.text}\n{rule}\n")
+    sys.stderr.flush()
 
 
 def write_eml(message: EmailMessage, folder: Path) -> Path:

@@ -27,28 +27,87 @@ def test_production_refuses_default_secrets_and_names_them():
 
 def test_production_refuses_short_secrets():
     with pytest.raises(InsecureConfiguration, match="at least 32"):
-        create_app(
-            {
-                "ENV_NAME": "production",
-                "SQLALCHEMY_DATABASE_URI": "sqlite://",
-                "SECRET_KEY": "short",
-                "JWT_SECRET_KEY": STRONG,
-                "TRACKABLE_CODE_KEY": STRONG,
-            }
-        )
+        create_app(PRODUCTION | {"SECRET_KEY": "short"})
 
 
-def test_production_starts_with_real_secrets():
-    app = create_app(
-        {
-            "ENV_NAME": "production",
-            "SQLALCHEMY_DATABASE_URI": "sqlite://",
-            "SECRET_KEY": STRONG,
-            "JWT_SECRET_KEY": STRONG + "j",
-            "TRACKABLE_CODE_KEY": STRONG + "t",
-        }
-    )
+PRODUCTION = {
+    "ENV_NAME": "production",
+    "SQLALCHEMY_DATABASE_URI": "sqlite://",
+    "SECRET_KEY": STRONG,
+    "JWT_SECRET_KEY": STRONG + "j",
+    "TRACKABLE_CODE_KEY": STRONG + "t",
+    "PUBLIC_BASE_URL": "https://notes.example.org",
+    "MAIL_BACKEND": "smtp",
+    "RATELIMIT_STORAGE_URI": "redis://127.0.0.1:6379/0",
+}
+
+
+def test_production_starts_with_safe_settings():
+    app = create_app(PRODUCTION)
     assert app.config["SECRET_KEY"] != DEV_SECRET
+    assert app.config["PUBLIC_BASE_URL"] == "https://notes.example.org"
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "named"),
+    [
+        ("PUBLIC_BASE_URL", "", "set PUBLIC_BASE_URL"),
+        ("PUBLIC_BASE_URL", "http://notes.example.org", "must be https"),
+        ("PUBLIC_BASE_URL", "https://127.0.0.1:8000", "local or private host"),
+        ("PUBLIC_BASE_URL", "https://localhost", "local or private host"),
+        ("PUBLIC_BASE_URL", "https://10.1.2.3", "local or private host"),
+        ("PUBLIC_BASE_URL", "https://[::1]:8443", "local or private host"),
+        ("PUBLIC_BASE_URL", "https://192.168.0.10/notes", "local or private host"),
+        ("MAIL_BACKEND", "console", "MAIL_BACKEND=console"),
+        ("MAIL_BACKEND", "file", "MAIL_BACKEND=file"),
+        ("RATELIMIT_STORAGE_URI", "memory://", "RATELIMIT_STORAGE_URI=memory://"),
+    ],
+)
+def test_production_refuses_an_unsafe_setting_and_names_it(setting, value, named):
+    with pytest.raises(InsecureConfiguration) as error:
+        create_app(PRODUCTION | {setting: value})
+    assert named in str(error.value)
+
+
+def test_production_names_every_unsafe_setting_at_once():
+    with pytest.raises(InsecureConfiguration) as error:
+        create_app({"ENV_NAME": "production", "SQLALCHEMY_DATABASE_URI": "sqlite://"})
+    message = str(error.value)
+    for named in ("TRACKABLE_CODE_KEY", "PUBLIC_BASE_URL", "MAIL_BACKEND", "RATELIMIT_STORAGE"):
+        assert named in message
+
+
+def test_a_test_rig_may_serve_production_on_a_local_http_address():
+    local = {"PUBLIC_BASE_URL": "http://127.0.0.1:8000", "PUBLIC_BASE_URL_ALLOW_LOCAL": True}
+    app = create_app(PRODUCTION | local)
+    assert app.config["PUBLIC_BASE_URL"] == "http://127.0.0.1:8000"
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "expected"),
+    [
+        (None, None, "http://127.0.0.1:8000"),
+        (None, "9000", "http://127.0.0.1:9000"),
+        ("0.0.0.0", "9001", "http://127.0.0.1:9001"),  # noqa: S104 - every interface
+        ("192.0.2.7", "8080", "http://192.0.2.7:8080"),
+    ],
+)
+def test_development_links_name_the_address_the_app_is_served_at(
+    tmp_path, monkeypatch, host, port, expected
+):
+    for name, value in (("HOST", host), ("PORT", port)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    app = development_app(tmp_path, PUBLIC_BASE_URL="")
+    assert app.config["PUBLIC_BASE_URL"] == expected
+
+
+def test_a_set_public_base_url_is_kept_in_development(tmp_path, monkeypatch):
+    monkeypatch.setenv("PORT", "9000")
+    app = development_app(tmp_path, PUBLIC_BASE_URL="https://dev.example.org")
+    assert app.config["PUBLIC_BASE_URL"] == "https://dev.example.org"
 
 
 def development_app(tmp_path, **settings):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email
 import logging
+import re
 import threading
 from typing import ClassVar
 
@@ -30,14 +31,28 @@ class TestConsole:
     def app_overrides(self):
         return {"MAIL_BACKEND": "console"}
 
-    def test_console_backend_logs_the_message(self, api, caplog):
+    def test_console_backend_prints_a_code_that_works(self, api, capsys, caplog):
         user = make_user()
         caplog.set_level(logging.INFO, logger="app.mail")
         forgot(api, user.email)
+        printed = capsys.readouterr().err
+        assert user.email in printed
+        assert "Reset your password" in printed
+        code = re.search(r"password:\s+(\S+)", printed)
+        assert code, printed
+        reset = api.post(
+            "/api/auth/resetPassword",
+            json={
+                "email": user.email,
+                "resetCode": code.group(1),
+                "newPassword": "N3w-pass-phrase!",
+            },
+        )
+        assert reset.status_code == 200, reset.get_data(as_text=True)
         logged = [record.getMessage() for record in caplog.records if record.name == "app.mail"]
         assert len(logged) == 1
         assert user.email in logged[0]
-        assert "Reset your password" in logged[0]
+        assert code.group(1) not in logged[0]  # the log line names the mail, not its code
 
 
 class TestFile:

@@ -1,0 +1,121 @@
+"""What a production start refuses, each setting named with what would go wrong.
+
+A production instance must not sign with a development key, print QR codes that point at
+localhost, log account mail, or keep rate limits in one process's memory (each worker
+and each instance would then count alone). Development and tests run with no settings.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from config import DEV_SECRET, SECRET_SETTINGS
+
+MIN_SECRET_LENGTH = 32  # HS256 keys shorter than the hash are weak (RFC 7518 3.2)
+PRODUCTION_MAIL_BACKENDS = ("smtp",)
+PROCESS_MEMORY_STORAGES = ("memory://",)
+
+
+class InsecureConfiguration(RuntimeError):
+    """Raised at start-up when a production app would run on unsafe settings."""
+
+
+def production_problems(config: Mapping[str, Any]) -> list[str]:
+    """Every unsafe setting of a production start, one sentence each (empty: safe)."""
+    return [
+        *_secret_problems(config),
+        *_base_url_problems(config),
+        *_mail_problems(config),
+        *_limiter_problems(config),
+    ]
+
+
+def check_production_settings(config: Mapping[str, Any]) -> None:
+    if config["ENV_NAME"] in {"development", "testing"}:
+        return
+    problems = production_problems(config)
+    if problems:
+        listed = "\n".join(f"- {problem}" for problem in problems)
+        raise InsecureConfiguration(
+            f"Refusing to start in {config['ENV_NAME']}, until these settings are fixed:\n{listed}"
+        )
+
+
+def _secret_problems(config: Mapping[str, Any]) -> list[str]:
+    missing = [name for name in SECRET_SETTINGS if config.get(name) in (None, "", DEV_SECRET)]
+    short = [
+        name
+        for name in SECRET_SETTINGS
+        if name not in missing and len(str(config[name])) < MIN_SECRET_LENGTH
+    ]
+    problems = []
+    if missing:
+        problems.append(
+            f"set {', '.join(missing)} in the environment (each its own long random value)."
+        )
+    if short:
+        problems.append(f"{', '.join(short)} must be at least {MIN_SECRET_LENGTH} characters long.")
+    return problems
+
+
+def is_local_host(host: str) -> bool:
+    """A loopback, private, link-local or unspecified address, or a localhost name."""
+    host = host.strip("[]").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return (
+        address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
+    )
+
+
+def _base_url_problems(config: Mapping[str, Any]) -> list[str]:
+    url = str(config.get("PUBLIC_BASE_URL") or "")
+    if not url:
+        return [
+            "set PUBLIC_BASE_URL to the https address clients reach the service at: "
+            "it is printed in every QR code and mailed in every account link."
+        ]
+    if config.get("PUBLIC_BASE_URL_ALLOW_LOCAL"):
+        return []
+    parts = urlsplit(url)
+    problems = []
+    if parts.scheme != "https":
+        problems.append(
+            f"PUBLIC_BASE_URL ({url}) must be https: scan URLs and account links would "
+            "travel in clear text."
+        )
+    if not parts.hostname or is_local_host(parts.hostname):
+        problems.append(
+            f"PUBLIC_BASE_URL ({url}) names a local or private host that no finder's phone "
+            "can reach; QR codes printed now would point there for good "
+            "(PUBLIC_BASE_URL_ALLOW_LOCAL=true for a test rig on one machine)."
+        )
+    return problems
+
+
+def _mail_problems(config: Mapping[str, Any]) -> list[str]:
+    backend = config.get("MAIL_BACKEND")
+    if backend in PRODUCTION_MAIL_BACKENDS:
+        return []
+    return [
+        f"MAIL_BACKEND={backend} keeps account mail on this machine (confirmation and reset "
+        "links in a log or a folder); set MAIL_BACKEND=smtp and MAIL_SMTP_*."
+    ]
+
+
+def _limiter_problems(config: Mapping[str, Any]) -> list[str]:
+    storage = str(config.get("RATELIMIT_STORAGE_URI") or "")
+    if not storage.startswith(PROCESS_MEMORY_STORAGES):
+        return []
+    return [
+        f"RATELIMIT_STORAGE_URI={storage} counts in each process's memory: with several "
+        "workers or instances every limit is multiplied; use the database (the default) "
+        "or redis://."
+    ]
