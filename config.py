@@ -123,7 +123,10 @@ class Config:
 
     # Rate limits (Flask-Limiter); memory by default, Redis when workers must share.
     RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
-    RATELIMIT_STORAGE_URI = env_str("RATELIMIT_STORAGE_URI", "memory://")
+    # database:// (the app's own database, app.ratelimit_storage) or redis://...: every
+    # worker and instance counts each limit once. memory:// is per process (refused in
+    # production).
+    RATELIMIT_STORAGE_URI = env_str("RATELIMIT_STORAGE_URI", "database://")
     RATELIMIT_HEADERS_ENABLED = True
     RATE_LIMIT_LOGIN = env_str("RATE_LIMIT_LOGIN", "20 per minute")
     RATE_LIMIT_REGISTER = env_str("RATE_LIMIT_REGISTER", "10 per hour")

@@ -73,6 +73,8 @@ def init_limiter(app: Flask) -> None:
     `limiter.shared_limit`), whose decorator checks it when the route runs; the
     before-request check only serves app-wide limits (default, application, meta or
     blueprint limits), so without any it is removed."""
+    from app import ratelimit_storage  # noqa: F401 - registers the database:// storage
+
     limiter.init_app(app)
     hooks = app.before_request_funcs.get(None, [])
     check = limiter._check_request_limit

@@ -38,7 +38,6 @@ PRODUCTION = {
     "TRACKABLE_CODE_KEY": STRONG + "t",
     "PUBLIC_BASE_URL": "https://notes.example.org",
     "MAIL_BACKEND": "smtp",
-    "RATELIMIT_STORAGE_URI": "redis://127.0.0.1:6379/0",
 }
 
 
@@ -46,6 +45,12 @@ def test_production_starts_with_safe_settings():
     app = create_app(PRODUCTION)
     assert app.config["SECRET_KEY"] != DEV_SECRET
     assert app.config["PUBLIC_BASE_URL"] == "https://notes.example.org"
+    assert app.config["RATELIMIT_STORAGE_URI"] == "database://"  # shared, with no Redis
+
+
+def test_production_may_keep_rate_limits_in_redis():
+    app = create_app(PRODUCTION | {"RATELIMIT_STORAGE_URI": "redis://127.0.0.1:6379/0"})
+    assert app.config["RATELIMIT_STORAGE_URI"].startswith("redis://")
 
 
 @pytest.mark.parametrize(
@@ -71,7 +76,13 @@ def test_production_refuses_an_unsafe_setting_and_names_it(setting, value, named
 
 def test_production_names_every_unsafe_setting_at_once():
     with pytest.raises(InsecureConfiguration) as error:
-        create_app({"ENV_NAME": "production", "SQLALCHEMY_DATABASE_URI": "sqlite://"})
+        create_app(
+            {
+                "ENV_NAME": "production",
+                "SQLALCHEMY_DATABASE_URI": "sqlite://",
+                "RATELIMIT_STORAGE_URI": "memory://",
+            }
+        )
     message = str(error.value)
     for named in ("TRACKABLE_CODE_KEY", "PUBLIC_BASE_URL", "MAIL_BACKEND", "RATELIMIT_STORAGE"):
         assert named in message

@@ -1,0 +1,109 @@
+"""Flask-Limiter's counters in the app's own database (`RATELIMIT_STORAGE_URI=database://`,
+the default), so every worker and every instance of the service counts each limit once.
+
+A deployment with Redis may use it instead (`redis://...`); one without it needs nothing
+more than the database it already runs. This is a storage of the `limits` library, built
+on its public extension point (`limits.storage.Storage`, registered by its scheme), for
+the fixed windows every limit of this service uses. Each hit is one statement that counts
+and reads the count at once (an upsert), on a pooled connection of its own that commits
+at once: a request that fails afterwards still counts, and its rollback undoes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flask import current_app
+from limits.storage import Storage
+from sqlalchemy import Engine, Table, case, delete, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.models.ratelimit import RateLimitCounter
+
+SCHEME = "database"
+PURGE_EVERY = 500  # hits of a process between two removals of long-ended windows
+PURGE_AFTER_SECONDS = 3600
+
+table: Table = RateLimitCounter.__table__  # type: ignore[assignment]
+
+
+class DatabaseStorage(Storage):
+    """Fixed-window counters in `rate_limit_counters`, one row per limit and client."""
+
+    STORAGE_SCHEME = [SCHEME]  # noqa: RUF012 - the limits library's registry reads it
+
+    def __init__(self, uri: str = f"{SCHEME}://", wrap_exceptions: bool = False, **options: Any):
+        super().__init__(uri, wrap_exceptions=wrap_exceptions, **options)
+        self._hits_since_purge = 0
+
+    @property
+    def base_exceptions(self) -> type[Exception]:
+        return SQLAlchemyError
+
+    @staticmethod
+    def _engine() -> Engine:
+        return current_app.extensions["sqlalchemy"].engine  # type: ignore[no-any-return]
+
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        """Count `amount` hits in the key's window (a new one when it has ended) and
+        return the window's count, in one statement."""
+        now = time.time()
+        engine = self._engine()
+        dialect = postgresql if engine.dialect.name == "postgresql" else sqlite
+        statement = dialect.insert(table).values(
+            key=key, hits=amount, window_ends_epoch=now + expiry
+        )
+        ended = table.c.window_ends_epoch <= now
+        statement = statement.on_conflict_do_update(
+            index_elements=[table.c.key],
+            set_={
+                "hits": case((ended, amount), else_=table.c.hits + amount),
+                "window_ends_epoch": case((ended, now + expiry), else_=table.c.window_ends_epoch),
+            },
+        ).returning(table.c.hits)
+        with engine.begin() as connection:
+            hits = int(connection.execute(statement).scalar_one())
+            self._hits_since_purge += 1
+            if self._hits_since_purge >= PURGE_EVERY:
+                self._hits_since_purge = 0
+                connection.execute(
+                    delete(table).where(table.c.window_ends_epoch < now - PURGE_AFTER_SECONDS)
+                )
+        return hits
+
+    def _window(self, key: str) -> tuple[int, float] | None:
+        query = select(table.c.hits, table.c.window_ends_epoch).where(
+            table.c.key == key, table.c.window_ends_epoch > time.time()
+        )
+        with self._engine().connect() as connection:
+            row = connection.execute(query).first()
+        return (int(row.hits), float(row.window_ends_epoch)) if row else None
+
+    def get(self, key: str) -> int:
+        window = self._window(key)
+        return window[0] if window else 0
+
+    def get_expiry(self, key: str) -> float:
+        window = self._window(key)
+        return window[1] if window else time.time()
+
+    def check(self) -> bool:
+        try:
+            with self._engine().connect() as connection:
+                connection.execute(select(func.count()).select_from(table).limit(1))
+        except SQLAlchemyError:
+            return False
+        return True
+
+    def reset(self) -> int | None:
+        with self._engine().begin() as connection:
+            return connection.execute(delete(table)).rowcount
+
+    def clear(self, key: str) -> None:
+        with self._engine().begin() as connection:
+            connection.execute(delete(table).where(table.c.key == key))
+
+
+__all__ = ["SCHEME", "DatabaseStorage"]

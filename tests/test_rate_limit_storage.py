@@ -1,0 +1,172 @@
+"""Rate limits counted in the database (`RATELIMIT_STORAGE_URI=database://`, the default):
+one count per limit and client for every worker and every instance of the service."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.ratelimit_storage import DatabaseStorage
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT = 4
+
+
+@pytest.fixture
+def storage(app) -> DatabaseStorage:
+    return DatabaseStorage()
+
+
+def test_hits_are_counted_in_their_window(storage):
+    assert [storage.incr("k", 60) for _ in range(3)] == [1, 2, 3]
+    assert storage.get("k") == 3
+    assert time.time() + 55 < storage.get_expiry("k") <= time.time() + 60
+    assert storage.get("other") == 0
+
+
+def test_a_new_window_starts_from_zero_when_the_last_has_ended(storage):
+    storage.incr("k", 1)
+    storage.incr("k", 1)
+    time.sleep(1.1)
+    assert storage.get("k") == 0
+    assert storage.incr("k", 60) == 1
+
+
+def test_clear_and_reset_forget_counts(storage):
+    storage.incr("a", 60)
+    storage.incr("b", 60)
+    storage.clear("a")
+    assert (storage.get("a"), storage.get("b")) == (0, 1)
+    storage.reset()
+    assert storage.get("b") == 0
+    assert storage.check()
+
+
+def test_simultaneous_hits_each_get_their_own_count(app, storage):
+    """Twelve hits released together, each on its own connection: counted 1..12, once
+    each (the count and its read are one statement)."""
+    threads_count = 12
+    barrier = threading.Barrier(threads_count)
+    counts: list[int] = []
+    errors: list[BaseException] = []
+
+    def hit() -> None:
+        with app.app_context():
+            barrier.wait()
+            try:
+                counts.append(storage.incr("raced", 60))
+            except BaseException as error:  # reported below
+                errors.append(error)
+
+    threads = [threading.Thread(target=hit) for _ in range(threads_count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors
+    assert sorted(counts) == list(range(1, threads_count + 1))
+
+
+# --- the same limit across processes ------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def login(port: int) -> int:
+    body = json.dumps({"email": "nobody@example.com", "password": "not-the-password"}).encode()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/auth/login",
+        data=body,
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=20) as response:  # noqa: S310
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def serve(app, database_url, tmp_path) -> Iterator:
+    """Starts gunicorn on the test database with a small login limit; returns its port."""
+    servers: list[subprocess.Popen] = []
+
+    def start(workers: int) -> int:
+        port = free_port()
+        key = "k" * 48
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "APP_ENV": "development",
+            "SECRET_KEY": key,
+            "JWT_SECRET_KEY": key,
+            "TRACKABLE_CODE_KEY": key,
+            "RATELIMIT_STORAGE_URI": "database://",
+            "RATE_LIMIT_LOGIN": f"{LIMIT} per minute",
+            "WEB_CONCURRENCY": str(workers),
+            "PORT": str(port),
+            "LOG_LEVEL": "WARNING",
+            "ACCESS_LOG": "off",
+            "IMAGE_ROOT": str(tmp_path / "images"),
+            "MAP_TILE_ROOT": str(tmp_path / "tiles"),
+        }
+        servers.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        deadline = time.monotonic() + 90
+        while not healthy(port):
+            assert time.monotonic() < deadline, "gunicorn did not start"
+            time.sleep(0.2)
+        return port
+
+    yield start
+    for server in servers:
+        server.send_signal(signal.SIGTERM)
+    for server in servers:
+        server.wait(timeout=30)
+
+
+def test_two_instances_share_one_count(serve):
+    """Two app processes on two ports, asked in turn: the limit holds for both together
+    (with memory:// each would let LIMIT through)."""
+    ports = [serve(workers=1), serve(workers=1)]
+    answers = [login(ports[number % 2]) for number in range(LIMIT + 2)]
+    assert 429 not in answers[:LIMIT], answers
+    assert answers[LIMIT:] == [429, 429], answers
+
+
+def test_two_workers_share_one_count(serve):
+    port = serve(workers=2)
+    answers = [login(port) for _ in range(3 * LIMIT)]
+    assert 429 not in answers[:LIMIT], answers
+    assert set(answers[LIMIT:]) == {429}, answers
