@@ -64,6 +64,9 @@ class Config:
     SECRET_KEY = env_str("SECRET_KEY", DEV_SECRET)
     JWT_SECRET_KEY = env_str("JWT_SECRET_KEY", DEV_SECRET)
     TRACKABLE_CODE_KEY = env_str("TRACKABLE_CODE_KEY", DEV_SECRET)
+    # The code keys this one replaced, oldest first (comma-separated): kept for the codes
+    # stored under them (`flask trackables rotate-code-key`, app.services.trackables).
+    TRACKABLE_CODE_KEYS_PREVIOUS = env_list("TRACKABLE_CODE_KEYS_PREVIOUS")
     # Development only: where keys left unset are made on first start (app.devkeys).
     DEV_KEYS_FILE = Path(env_str("DEV_KEYS_FILE", str(INSTANCE_DIR / "dev-keys.json")))
     # Base of scan URLs and mail links. Required in production (https, a public host);

@@ -38,9 +38,40 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         register_cli,
         register_web,
         register_security_headers,
+        check_code_keys,
     ):
         register(app)
     return app
+
+
+def check_code_keys(app: Flask) -> None:
+    """Refuse to start with code keys the stored codes were not made with (every printed
+    code would be a miss), and record a first key or a rotation's new one. Tests build
+    their own tables and keys; a database that cannot be reached now is checked by the
+    next start."""
+    if app.config["ENV_NAME"] == "testing":
+        return
+    import logging
+
+    from sqlalchemy.exc import DBAPIError
+
+    from app.database import is_outage
+    from app.extensions import db
+    from app.services import trackables
+
+    with app.app_context():
+        try:
+            trackables.check_code_keys(trackables.CodeSettings.from_config(app.config))
+        except trackables.CodeKeyMismatch as error:
+            raise InsecureConfiguration(str(error)) from None
+        except DBAPIError as error:
+            if not is_outage(error):
+                raise
+            logging.getLogger(__name__).warning(
+                "the code keys were not checked: the database is not reachable"
+            )
+        finally:
+            db.session.remove()
 
 
 def register_area_hooks(app: Flask) -> None:

@@ -18,6 +18,7 @@ reports_cli = AppGroup("reports", help="Review content reports and support ticke
 
 
 images_cli = AppGroup("images", help="Maintain stored image files.")
+trackables_cli = AppGroup("trackables", help="Maintain trackable codes.")
 
 
 @users_cli.command("grant-superadmin")
@@ -112,9 +113,45 @@ def images_sweep(dry_run: bool, grace_minutes: int) -> None:
     click.echo(f"{verb} {len(stray)} file{'' if len(stray) == 1 else 's'}")
 
 
+@trackables_cli.command("rotate-code-key")
+@click.option(
+    "--batch-size", type=click.IntRange(min=1), default=1000, show_default=True,
+    help="Codes wrapped per transaction.",
+)  # fmt: skip
+def rotate_code_key(batch_size: int) -> None:
+    """Wrap every stored code hash under the newest code key.
+
+    Start with the new key in TRACKABLE_CODE_KEY and the old ones in
+    TRACKABLE_CODE_KEYS_PREVIOUS (oldest first), in this command and in the serving app.
+    Every printed code keeps working throughout; the command may be stopped and run again.
+    """
+    from flask import current_app
+
+    from app.services import trackables
+
+    settings = trackables.CodeSettings.from_config(current_app.config)
+    if settings.generation == 0:
+        raise click.ClickException(
+            "Only one code key is configured: put the old key in TRACKABLE_CODE_KEYS_PREVIOUS "
+            "and the new one in TRACKABLE_CODE_KEY."
+        )
+    trackables.check_code_keys(settings)
+    left = trackables.unwrapped(settings)
+    click.echo(f"{left} code{'' if left == 1 else 's'} to wrap under key generation "
+               f"{settings.generation}")  # fmt: skip
+    done = 0
+    while wrapped := trackables.wrap_batch(settings, batch_size):
+        db.session.commit()
+        done += wrapped
+        click.echo(f"wrapped {done} of {left}")
+    db.session.commit()
+    click.echo(f"done: {trackables.unwrapped(settings)} left under older keys")
+
+
 def register_cli(app: Flask) -> None:
     app.cli.add_command(users_cli)
     app.cli.add_command(seed_cli)
     app.cli.add_command(reports_cli)
 
     app.cli.add_command(images_cli)
+    app.cli.add_command(trackables_cli)

@@ -25,6 +25,7 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     Index,
+    Integer,
     String,
     Table,
     Text,
@@ -171,6 +172,21 @@ class TrackableCode(Base):
     )
     kind: Mapped[CodeKind] = mapped_column(stored_enum(CodeKind, length=16))
     created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    # The code key generation `code_hash` is at (TrackableCodeKey): rows below the current
+    # one are wrapped forward by `flask trackables rotate-code-key`.
+    key_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0", index=True)
+
+
+class TrackableCodeKey(Base):
+    """One key of the code key chain, by generation (0 the first), as a fingerprint: a
+    start with a key the stored codes were not made with is refused, since every printed
+    code would then be a miss."""
+
+    __tablename__ = "trackable_code_keys"
+
+    generation: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    fingerprint: Mapped[str] = mapped_column(String(CODE_HASH_LENGTH))
+    added_utc: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 # Which trackables are attached to which notes. Attach/detach through services.notes so

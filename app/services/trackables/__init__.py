@@ -14,6 +14,12 @@ from app.services.trackables.active import (
     set_status_message,
 )
 from app.services.trackables.attaching import attach_to_note
+from app.services.trackables.code_keys import (
+    CodeKeyMismatch,
+    check_code_keys,
+    unwrapped,
+    wrap_batch,
+)
 from app.services.trackables.codes import CodeSettings
 from app.services.trackables.comments import (
     CommentList,
@@ -85,6 +91,7 @@ __all__ = [
     "Activation",
     "ActiveItem",
     "ActiveLanding",
+    "CodeKeyMismatch",
     "CodeSettings",
     "CommentList",
     "CommentView",
@@ -111,6 +118,7 @@ __all__ = [
     "attach_to_group",
     "attach_to_note",
     "check_budget",
+    "check_code_keys",
     "convert_stop",
     "count_miss",
     "create_group",
@@ -142,7 +150,9 @@ __all__ = [
     "trackable_views",
     "unwatch_group",
     "unwatch_trackable",
+    "unwrapped",
     "watch_group",
     "watch_trackable",
     "watchers_of",
+    "wrap_batch",
 ]

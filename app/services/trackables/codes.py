@@ -7,6 +7,12 @@ the HMAC (key: TRACKABLE_CODE_KEY) of its normalised form, so one unique key ref
 collision between kinds, and a database leak reveals no secret. The plain public code is
 also kept on the trackable for display.
 
+The code key can be replaced without voiding a printed code: the keys form a chain
+(TRACKABLE_CODE_KEYS_PREVIOUS, oldest first, then TRACKABLE_CODE_KEY), and a code's hash
+at generation g is the HMAC of its hash at g-1 under key g. `flask trackables
+rotate-code-key` wraps stored hashes forward (code_keys.py); lookups try every generation,
+so a row not yet wrapped is found too. An old key alone no longer verifies a guess.
+
 Typed codes are normalised before hashing: trimmed, upper-cased, and in the body of a
 system code O->0, I->1, L->1, S->5, U->V (the alphabet has none of those letters).
 Bring-your-own secrets are compared case-insensitively without that mapping; QR tokens
@@ -34,7 +40,7 @@ BYO_SHAPE = re.compile(r"^[A-Za-z0-9_-]{4,64}$")
 class CodeSettings:
     """The code settings of one deployment (config.py documents each)."""
 
-    key: bytes
+    keys: tuple[bytes, ...]  # the chain, oldest first; the last is TRACKABLE_CODE_KEY
     public_prefix: str = "LN"
     secret_prefix: str = "LN"  # noqa: S105 - a code prefix, not a secret
     sister_prefix: str = "GT"
@@ -45,8 +51,9 @@ class CodeSettings:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> CodeSettings:
+        previous = config.get("TRACKABLE_CODE_KEYS_PREVIOUS") or ()
         return cls(
-            key=str(config["TRACKABLE_CODE_KEY"]).encode(),
+            keys=tuple(str(key).encode() for key in [*previous, config["TRACKABLE_CODE_KEY"]]),
             public_prefix=config["TRACKABLE_PUBLIC_PREFIX"].upper(),
             secret_prefix=config["TRACKABLE_SECRET_PREFIX"].upper(),
             sister_prefix=config["TRACKABLE_SISTER_PREFIX"].upper(),
@@ -55,6 +62,11 @@ class CodeSettings:
             secret_length=config["TRACKABLE_SECRET_CODE_LENGTH"],
             qr_length=config["TRACKABLE_QR_TOKEN_LENGTH"],
         )
+
+    @property
+    def generation(self) -> int:
+        """The generation new codes are stored at (0 until the key is first replaced)."""
+        return len(self.keys) - 1
 
     @property
     def reserved_prefixes(self) -> tuple[str, ...]:
@@ -82,9 +94,34 @@ def new_qr_token(settings: CodeSettings) -> str:
     return "".join(secrets.choice(QR_ALPHABET) for _ in range(settings.qr_length))
 
 
+def _hmac(key: bytes, message: str) -> str:
+    return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+
+
+def chain_hashes(settings: CodeSettings, normalised: str) -> list[str]:
+    """A normalised code's hash at every generation, the current one first: HMAC-SHA256
+    (hex) under the first key, then each hash HMAC'd under the next key."""
+    found = [_hmac(settings.keys[0], normalised)]
+    for key in settings.keys[1:]:
+        found.append(_hmac(key, found[-1]))
+    return found[::-1]
+
+
 def code_hash(settings: CodeSettings, normalised: str) -> str:
-    """The stored key of a normalised code: HMAC-SHA256, hex."""
-    return hmac.new(settings.key, normalised.encode(), hashlib.sha256).hexdigest()
+    """The stored key of a normalised code at the current generation."""
+    return chain_hashes(settings, normalised)[0]
+
+
+def wrap(settings: CodeSettings, stored: str, generation: int) -> str:
+    """A hash stored at `generation`, brought to the current one."""
+    for key in settings.keys[generation + 1 :]:
+        stored = _hmac(key, stored)
+    return stored
+
+
+def key_fingerprint(key: bytes) -> str:
+    """What the database keeps of a code key: enough to recognise it, nothing to use."""
+    return _hmac(key, "location-notes trackable code key fingerprint")
 
 
 def byo_problem(settings: CodeSettings, code: str) -> str | None:
@@ -128,7 +165,9 @@ def typed_forms(settings: CodeSettings, code: str) -> list[str]:
 
 
 def typed_hashes(settings: CodeSettings, code: str) -> list[str]:
-    return [code_hash(settings, form) for form in typed_forms(settings, code)]
+    """Every stored hash a typed code may have: each form at each generation, in the
+    forms' order (a row not yet wrapped to the current key is found too)."""
+    return [found for form in typed_forms(settings, code) for found in chain_hashes(settings, form)]
 
 
 def foreign_kind(settings: CodeSettings, code: str) -> str | None:

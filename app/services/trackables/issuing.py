@@ -25,6 +25,7 @@ from app.models.trackable import CodeKind, Trackable, TrackableCode
 from app.services.trackables.codes import (
     CodeSettings,
     byo_problem,
+    chain_hashes,
     code_hash,
     new_public_code,
     new_qr_token,
@@ -49,10 +50,23 @@ class IssuedCodes:
         return f"{base_url.rstrip('/')}/trackable/{self.qr_token}"
 
 
+def _taken_under_older_keys(settings: CodeSettings, normalised: Sequence[str]) -> bool:
+    """Whether any of these codes is stored at an older key generation (a row the code
+    key rotation has not wrapped yet): the primary key only refuses a twin at the current
+    generation. Nothing to ask while the chain has one key."""
+    if settings.generation == 0:
+        return False
+    older = [found for code in normalised for found in chain_hashes(settings, code)[1:]]
+    taken = select(TrackableCode.code_hash).where(TrackableCode.code_hash.in_(older)).limit(1)
+    return db.session.scalar(taken) is not None
+
+
 def _insert_code(
     trackable: Trackable, kind: CodeKind, normalised: str, settings: CodeSettings
 ) -> bool:
-    """Store one code under a savepoint; False when its hash is taken."""
+    """Store one code under a savepoint; False when it is taken (under any key)."""
+    if _taken_under_older_keys(settings, [normalised]):
+        return False
     try:
         with db.session.begin_nested():
             db.session.add(
@@ -60,6 +74,7 @@ def _insert_code(
                     code_hash=code_hash(settings, normalised),
                     trackable_id=trackable.id,
                     kind=kind,
+                    key_generation=settings.generation,
                 )
             )
     except exc.IntegrityError:
@@ -129,14 +144,25 @@ def add_many_with_codes(
         issued.append(
             IssuedCodes(trackable.public_code, new_secret_code(settings), new_qr_token(settings))
         )
-    rows = [
-        {"code_hash": code_hash(settings, code), "trackable_id": trackable.id, "kind": kind}
+    plain = [
+        (trackable, kind, code)
         for trackable, codes in zip(trackables, issued, strict=True)
         for kind, code in (
             (CodeKind.PUBLIC, codes.public_code),
             (CodeKind.SECRET, codes.secret_code),
             (CodeKind.QR, codes.qr_token),
         )
+    ]
+    if _taken_under_older_keys(settings, [code for _t, _k, code in plain]):
+        return [add_with_codes(trackable, settings) for trackable in trackables]
+    rows = [
+        {
+            "code_hash": code_hash(settings, code),
+            "trackable_id": trackable.id,
+            "kind": kind,
+            "key_generation": settings.generation,
+        }
+        for trackable, kind, code in plain
     ]
     try:
         with db.session.begin_nested():
@@ -162,7 +188,7 @@ def replace_secrets(
         if problem:
             raise ValidationFailed({"secretCode": [problem]})
         taken = select(TrackableCode.code_hash).where(
-            TrackableCode.code_hash == code_hash(settings, normalise_byo(custom))
+            TrackableCode.code_hash.in_(chain_hashes(settings, normalise_byo(custom)))
         )
         if db.session.scalar(taken) is not None:
             raise ValidationFailed({"secretCode": [SECRET_TAKEN]})
