@@ -97,6 +97,10 @@ class Config:
 
     # Request bodies: JSON bodies and image uploads share one hard cap (20 MB images + form).
     MAX_CONTENT_LENGTH = env_int("MAX_CONTENT_LENGTH", 21 * 1024 * 1024)
+    # A multipart form's parts and a text part's bytes (Flask's defaults): each is its own
+    # 413 that names the limit (app.application.ServiceRequest).
+    MAX_FORM_PARTS = env_int("MAX_FORM_PARTS", 1_000)
+    MAX_FORM_MEMORY_SIZE = env_int("MAX_FORM_MEMORY_SIZE", 500_000)
     MAX_JSON_DEPTH = env_int("MAX_JSON_DEPTH", 32)
 
     # Tokens (decisions: Identity)

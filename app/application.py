@@ -6,6 +6,9 @@ things that do not change between requests (bench/README.md, "The cost of a requ
   override).
 - The session interface built a new signing serializer (which serialises a test value
   to learn its kind) for every request; it is built once per key set.
+
+Its request class says which form limit a multipart body broke (werkzeug answers "too
+large" for too many parts and for a big text field alike).
 """
 
 from __future__ import annotations
@@ -13,11 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import Flask
+from flask import Flask, Request
 from flask.sessions import SecureCookieSessionInterface
 from itsdangerous import URLSafeTimedSerializer
+from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.formparser import MultiPartParser
+from werkzeug.sansio.multipart import MultipartDecoder
+
+from app.errors import FormLimitExceeded
 
 MAX_REMEMBERED = 2048  # views and hooks are a few hundred
+# Where werkzeug checks a multipart text part against the form memory size.
+TEXT_PART_CHECKS = {(MultipartDecoder, "receive_data"), (MultiPartParser, "parse")}
 
 
 class SessionInterface(SecureCookieSessionInterface):
@@ -34,8 +44,44 @@ class SessionInterface(SecureCookieSessionInterface):
         return self._serializers[key]
 
 
+class ServiceRequest(Request):
+    """Flask's request, whose 413 for a multipart form names the limit it broke."""
+
+    def _load_form_data(self) -> None:
+        try:
+            super()._load_form_data()
+        except RequestEntityTooLarge as error:
+            raise self._form_limit(error) from error
+
+    def _form_limit(self, error: RequestEntityTooLarge) -> RequestEntityTooLarge:
+        # werkzeug raises the same bare exception for the body's size, the number of parts
+        # and a text part's size; where it was raised tells them apart.
+        frame = _innermost_frame(error)
+        where = (type(frame.f_locals.get("self")), frame.f_code.co_name) if frame else None
+        if where == (MultipartDecoder, "next_event") and self.max_form_parts is not None:
+            return FormLimitExceeded(
+                f"The form has more than {self.max_form_parts} parts; "
+                f"send at most {self.max_form_parts}."
+            )
+        if where in TEXT_PART_CHECKS and self.max_form_memory_size is not None:
+            return FormLimitExceeded(
+                f"A text field of the form is larger than {self.max_form_memory_size} bytes."
+            )
+        return error
+
+
+def _innermost_frame(error: BaseException) -> Any:
+    trace = error.__traceback__
+    if trace is None:
+        return None
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    return trace.tb_frame
+
+
 class ServiceApp(Flask):
     session_interface = SessionInterface()
+    request_class = ServiceRequest
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 from flask import Flask, Response, request
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +133,10 @@ class TrackableError(ApiError):
         self.title = STATUS_TITLES.get(self.status, "Bad request")
 
 
+class FormLimitExceeded(RequestEntityTooLarge):
+    """A 413 for a form limit other than the body's size; its description names it."""
+
+
 def http_exception_response(error: HTTPException) -> Response:
     """Render a werkzeug HTTP exception (404, 405 with Allow, 413, ...) as problem details."""
     status = error.code or 500
@@ -148,8 +152,11 @@ def http_exception_response(error: HTTPException) -> Response:
         detail = f"Nothing is served at {request.path}."
     elif status == 405:
         detail = f"{request.method} is not allowed on {request.path}."
-    elif status == 413:
-        detail = "The request body is larger than this server accepts."
+    elif status == 413 and not isinstance(error, FormLimitExceeded):
+        limit = request.max_content_length
+        detail = "The request body is larger than this server accepts" + (
+            f" ({limit} bytes)." if limit is not None else "."
+        )
     return problem(status, error.name, detail, headers=headers)
 
 

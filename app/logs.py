@@ -3,7 +3,8 @@
 `X-Request-ID` is taken from the proxy when it looks sane, otherwise generated, and echoed
 back on every response. Secrets never reach the logs: trackable codes in
 `/trackable/{code}` and the public page's `/{lang}/trackables/{code}`, the lookup query
-string and `accessCode` are redacted.
+string and `accessCode` are redacted, also where the path or query is percent-encoded
+(`/trackabl%65/...`, `/trackable%2F...`, `?%63ode=`): the server routes the decoded form.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import traceback
 import uuid
 from typing import Any
+from urllib.parse import quote, unquote
 
 from flask import Flask, Response, g, has_request_context, request
 
@@ -38,10 +40,40 @@ SECRET_PATTERNS = [
 ]
 
 
+# A run of URL characters holding a percent escape (a path, a query, a whole URL).
+ENCODED_RUN = re.compile(r"[^\s\"'<>]*%[0-9A-Fa-f]{2}[^\s\"'<>]*")
+# Decodings tried: the server decodes once, a proxy in front of it may decode once more.
+MAX_DECODINGS = 3
+# What a redacted run is written back with: the printable URL characters; anything else
+# (spaces, quotes, a decoded line break) stays percent-encoded, so no log line is forged.
+URL_SAFE = "/?&=:;,+@!$'()*[]~#"
+
+
 def redact(text: str) -> str:
+    text = _redact_plain(text)
+    if "%" in text:
+        text = ENCODED_RUN.sub(_redact_encoded, text)
+    return text
+
+
+def _redact_plain(text: str) -> str:
     for pattern, replacement in SECRET_PATTERNS:
         text = pattern.sub(replacement, text)
     return text
+
+
+def _redact_encoded(match: re.Match[str]) -> str:
+    """The run as it was, unless a decoded form of it holds a secret: then that form,
+    redacted and percent-encoded again (`/trackabl%65/CODE` -> `/trackable/[redacted]`)."""
+    run = decoded = match.group()
+    for _ in range(MAX_DECODINGS):
+        decoded, previous = unquote(decoded), decoded
+        if decoded == previous:
+            break
+        redacted = _redact_plain(decoded)
+        if redacted != decoded:
+            return quote(redacted, safe=URL_SAFE)
+    return run
 
 
 class RequestIdFilter(logging.Filter):
@@ -74,6 +106,22 @@ class JsonFormatter(RedactingFormatter):
         return json.dumps(entry)
 
 
+class RedactingFilter(logging.Filter):
+    """Redacts a record's message and its traceback (the record is rewritten in place)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.exc_info:
+            # An exception's text may quote the request (gunicorn's parse errors do).
+            message += "\n" + "".join(traceback.format_exception(*record.exc_info)).rstrip()
+            record.exc_info, record.exc_text = None, None
+        record.msg, record.args = redact(message), None
+        return True
+
+
+_REDACTING_FILTER = RedactingFilter()
+
+
 def configure_logging(app: Flask) -> None:
     handler = logging.StreamHandler(sys.stdout)
     handler.addFilter(RequestIdFilter())
@@ -87,6 +135,8 @@ def configure_logging(app: Flask) -> None:
     root.handlers = [handler]
     root.setLevel(app.config["LOG_LEVEL"])
     root.propagate = app.testing  # lets pytest's caplog see app logs
+    # `flask run` writes its access lines through werkzeug's logger.
+    logging.getLogger("werkzeug").addFilter(_REDACTING_FILTER)
 
     @app.before_request
     def assign_request_id() -> None:
@@ -103,22 +153,6 @@ try:
     from gunicorn.glogging import Logger as _GunicornLogger
 except ImportError:  # gunicorn is not a runtime import for tests or `flask run`
     _GunicornLogger = object  # type: ignore[assignment,misc]
-
-
-class RedactingFilter(logging.Filter):
-    """Redacts a record's message and its traceback (the record is rewritten in place)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if record.exc_info:
-            # An exception's text may quote the request (gunicorn's parse errors do).
-            message += "\n" + "".join(traceback.format_exception(*record.exc_info)).rstrip()
-            record.exc_info, record.exc_text = None, None
-        record.msg, record.args = redact(message), None
-        return True
-
-
-_REDACTING_FILTER = RedactingFilter()
 
 
 class RedactingGunicornLogger(_GunicornLogger):  # type: ignore[misc,valid-type]

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -142,39 +143,50 @@ def test_the_access_log_is_a_setting(monkeypatch, setting, expected):
     assert settings["errorlog"] == "-"
 
 
-def test_an_access_log_file_gets_one_line_per_request(tmp_path):
-    """With ACCESS_LOG set to a file, gunicorn writes its request lines there."""
+@contextmanager
+def gunicorn_logging_to(tmp_path: Path, **settings: str) -> Iterator[tuple[int, Path, Path]]:
+    """A gunicorn of its own whose access log (ACCESS_LOG) and stdout (the error log and
+    the app's log) are files: (port, access log, stdout), read once it has stopped."""
     port = free_port()
-    log = tmp_path / "access.log"
+    access, output = tmp_path / "access.log", tmp_path / "stdout.log"
     env = {
         **os.environ,
         "APP_ENV": "testing",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'app.db'}",
         "PORT": str(port),
         "WEB_CONCURRENCY": "1",
-        "LOG_LEVEL": "WARNING",
-        "ACCESS_LOG": str(log),
+        "LOG_LEVEL": "INFO",
+        "ACCESS_LOG": str(access),
+        **settings,
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("gunicorn did not start")
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    with output.open("w") as stdout:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
+            cwd=ROOT,
+            env=env,
+            stdout=stdout,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                try:
+                    if exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 200:
+                        break
+                except OSError:
+                    time.sleep(0.2)
+            else:
+                pytest.fail("gunicorn did not start")
+            yield port, access, output
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+
+
+def test_an_access_log_file_gets_one_line_per_request(tmp_path):
+    """With ACCESS_LOG set to a file, gunicorn writes its request lines there."""
+    with gunicorn_logging_to(tmp_path) as (_port, log, _output):
+        pass
     assert '"GET /healthz HTTP/1.1" 200' in log.read_text()
 
 
@@ -218,3 +230,53 @@ def test_a_confirmation_code_past_the_request_line_limit_is_a_documented_414(ser
     assert_problem(exchange(server, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()), 414)
     confirm = next(op for _m, p, op in operations_of(server) if p == "/api/auth/confirmEmail")
     assert "414" in confirm["responses"]
+
+
+def a_trackable_in(database: Path, key: str) -> str:
+    """An activated trackable in a new SQLite database: its short secret code."""
+    from app.extensions import db
+    from app.models import Base
+    from tests.conftest import make_test_app
+    from tests.factories import codes_of, make_trackable, make_user
+
+    app = make_test_app(f"sqlite:///{database}", database.parent, TRACKABLE_CODE_KEY=key)
+    with app.app_context():
+        Base.metadata.create_all(db.engine)
+        trackable = make_trackable(make_user("gina"))
+        db.session.commit()
+        secret = codes_of(trackable)[0]
+        db.engine.dispose()
+    return secret
+
+
+# The path and query forms the server decodes before routing (also in a Referer).
+ENCODED_REQUESTS = [
+    "/trackabl%65/{code}",
+    "/%74rackable/{code}",
+    "/trackable%2F{code}",
+    "/trackable%2f{code}",
+    "/api/trackables/lookup?%63ode={code}",
+    "/api/trackables/lookup?x=1&c%6Fde={code}",
+]
+
+
+def test_percent_encoded_codes_unlock_but_never_reach_a_log(tmp_path):
+    """Each encoded form reaches its route (the decoded path is what the app sees), and
+    neither gunicorn's access line nor its error log nor the app's log carries the code."""
+    key = "k" * 48
+    code = a_trackable_in(tmp_path / "app.db", key)
+    with gunicorn_logging_to(tmp_path, TRACKABLE_CODE_KEY=key) as (port, access, output):
+        for form in ENCODED_REQUESTS:
+            target = form.format(code=code)
+            raw = f"GET {target} HTTP/1.1\r\nHost: x\r\nReferer: http://x{target}\r\n\r\n"
+            status, headers, body = exchange(port, raw.encode())
+            if target.startswith("/api/"):
+                assert status == 200, body
+                assert json.loads(body)["found"] is True, body
+            else:
+                assert status == 302, body
+                assert headers["location"].startswith("/en/trackables/active/")
+    lines = access.read_text()
+    assert lines.count("[redacted]") >= len(ENCODED_REQUESTS)
+    assert code not in lines
+    assert code not in output.read_text()

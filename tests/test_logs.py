@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from app.logs import JsonFormatter, redact
+from app.logs import JsonFormatter, RedactingFormatter, redact
 from tests.conftest import make_test_app
 
 
@@ -59,3 +59,60 @@ def test_app_log_lines_carry_the_request_id(app, api, caplog):
     entry = JsonFormatter().format(record)
     assert '"requestId": "rid-42"' in entry
     assert "LNSECRET11" not in entry
+
+
+# Percent-encoded forms the server decodes before routing: each one unlocks (or is looked
+# up) like the plain form, so none may reach a log with its code.
+ENCODED_SECRETS = [
+    "GET /trackabl%65/LNSECRET11 HTTP/1.1",
+    "GET /%74rackable/LNSECRET11 HTTP/1.1",
+    "GET /%74%72%61%63%6B%61%62%6C%65/LNSECRET11 HTTP/1.1",
+    "GET /trackable%2FLNSECRET11 HTTP/1.1",
+    "GET /trackable%2fLNSECRET11 HTTP/1.1",
+    "GET /api/trackables/lookup?%63ode=LNSECRET11 HTTP/1.1",
+    "GET /api/trackables/lookup?x=1&c%6Fde=LNSECRET11 HTTP/1.1",
+    "GET /api/trackables/lookup?%61ccessCode=LNSECRET11 HTTP/1.1",
+    "%63ode=LNSECRET11",
+    "GET /de/tr%61ckables/LNSECRET11 HTTP/1.1",
+    "GET /de/trackables%2FLNSECRET11 HTTP/1.1",
+    # Decoded twice (a proxy that decodes once, then the server): redacted all the same.
+    "GET /trackabl%2565/LNSECRET11 HTTP/1.1",
+]
+
+
+@pytest.mark.parametrize("line", ENCODED_SECRETS)
+def test_percent_encoded_secrets_are_redacted(line):
+    redacted = redact(line)
+    assert "LNSECRET11" not in redacted
+    assert "[redacted]" in redacted
+
+
+def test_a_redacted_encoded_path_stays_one_printable_token():
+    """The decoded path is written re-encoded: a `%0A` in it cannot start a forged line."""
+    redacted = redact('"GET /trackabl%65/LNSECRET11%0A%22forged HTTP/1.1" 302')
+    assert redacted == '"GET /trackable/[redacted]%0A%22forged HTTP/1.1" 302'
+    assert redact("GET /api/notes%20x/%0A?q=1 HTTP/1.1") == "GET /api/notes%20x/%0A?q=1 HTTP/1.1"
+
+
+@pytest.mark.parametrize("line", ENCODED_SECRETS)
+def test_app_log_lines_redact_percent_encoded_secrets(app, api, caplog, line):
+    @app.get("/api/probe-log")
+    def probe_log():
+        logging.getLogger("app.probe").warning("request %s", line)
+        return {}
+
+    with caplog.at_level(logging.WARNING, logger="app"):
+        api.get("/api/probe-log")
+    record = next(r for r in caplog.records if r.name == "app.probe")
+    assert "LNSECRET11" not in JsonFormatter().format(record)
+    assert "LNSECRET11" not in RedactingFormatter("%(message)s").format(record)
+
+
+def test_the_development_servers_access_log_is_redacted(app, caplog):
+    """`flask run` logs each request through the `werkzeug` logger."""
+    with caplog.at_level(logging.INFO, logger="werkzeug"):
+        logging.getLogger("werkzeug").info(
+            '%s - - "%s" %s -', "127.0.0.1", "GET /trackabl%65/LNSECRET11 HTTP/1.1", "302"
+        )
+    assert caplog.records
+    assert all("LNSECRET11" not in record.getMessage() for record in caplog.records)

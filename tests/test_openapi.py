@@ -7,6 +7,9 @@ import re
 from openapi_spec_validator import validate
 
 from app.api.base import camelcase
+from app.models.enums import NoteVisibility
+
+PUBLIC = NoteVisibility.PUBLIC
 
 METHODS = {"get", "post", "put", "patch", "delete"}
 
@@ -111,3 +114,73 @@ def test_a_body_documented_as_optional_may_be_left_out(api):
     response = api.as_user(user).put(f"/api/teams/{team_id}/settings")
     assert response.status_code == 200, response.get_data(as_text=True)
     assert response.get_json()["name"] == "Night Walkers"
+
+
+def string_schemas(node, where=""):
+    """(where, schema) of every string-typed schema in the document."""
+    if isinstance(node, dict):
+        kinds = node.get("type")
+        if kinds == "string" or (isinstance(kinds, list) and "string" in kinds):
+            yield where, node
+        for key, value in node.items():
+            yield from string_schemas(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from string_schemas(value, f"{where}/{index}")
+
+
+def test_every_plain_text_field_states_that_nul_is_refused(api):
+    """The server refuses NUL in any text (JSON, query, form); the document says so in a
+    `pattern` wherever a field has no pattern, format or enum of its own."""
+    document = api.get("/api/openapi.json").get_json()
+    plain = [
+        (where, schema)
+        for where, schema in string_schemas(document)
+        if not {"format", "enum", "const"} & schema.keys() and "/responses/" not in where
+    ]
+    assert len(plain) > 100
+    for where, schema in plain:
+        assert "pattern" in schema, where
+        assert not re.search(schema["pattern"], "a\x00b"), where
+
+
+def test_display_names_and_comment_bodies_state_their_refused_characters(api):
+    from app.models.text import IN_NAMES, IN_TEXT
+
+    schemas = api.get("/api/openapi.json").get_json()["components"]["schemas"]
+    assert schemas["TrackableCommentCreate"]["properties"]["displayName"]["pattern"] == (
+        IN_NAMES.pattern
+    )
+    for name in ("TrackableCommentCreate", "TrackableCommentEdit", "CommentCreate"):
+        assert schemas[name]["properties"]["body"]["pattern"] == IN_TEXT.pattern, name
+
+
+SAMPLED = [*range(0x00, 0xA1), *range(0x200B, 0x2030), *range(0x2066, 0x206A), 0xFEFF]
+
+
+def test_the_server_refuses_exactly_what_the_comment_body_pattern_refuses(api):
+    """One character at a time, inside a body: 201 where the documented pattern matches,
+    400 where it does not (schemathesis generates from the pattern both ways)."""
+    from tests.factories import make_note, make_user
+
+    pattern = api.get("/api/openapi.json").get_json()["components"]["schemas"]["CommentCreate"][
+        "properties"
+    ]["body"]["pattern"]
+    note, writer = make_note(visibility=PUBLIC), make_user()
+    disagree = []
+    for code in SAMPLED:
+        text = f"a{chr(code)}b"
+        response = api.as_user(writer).post(
+            f"/api/public/notes/{note.id}/comments", json={"body": text}
+        )
+        expected = 201 if re.search(pattern, text) else 400
+        if response.status_code != expected:
+            disagree.append(f"U+{code:04X}: {response.status_code}, documented {expected}")
+    assert not disagree, disagree
+
+
+def test_the_team_name_is_read_only_in_the_team_record(api):
+    schemas = api.get("/api/openapi.json").get_json()["components"]["schemas"]
+    assert schemas["Team"]["properties"]["name"]["readOnly"] is True
+    assert "fixed after creation" in schemas["Team"]["properties"]["name"]["description"]
+    assert "current name" in schemas["TeamSettings"]["properties"]["name"]["description"]

@@ -31,6 +31,7 @@ from app.errors import (
     problem,
 )
 from app.jsonprovider import InvalidJson, loads_strict
+from app.models.text import RefusedCharacters
 
 
 def camelcase(name: str) -> str:
@@ -187,6 +188,46 @@ class UtcDateTime(fields.DateTime):
         return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
+class Refuses(ma.validate.Validator):
+    """Refuses text holding any of `characters`. Its `regex` is what the document states
+    (apispec writes it as the field's `pattern`), and the check is that pattern's meaning
+    in JSON Schema: no such character anywhere. (Python's `$` would also let one final
+    line break through.)"""
+
+    def __init__(self, characters: RefusedCharacters, error: str) -> None:
+        self.characters = characters
+        self.regex = re.compile(characters.pattern)
+        self.message = error
+
+    def __call__(self, value: str) -> str:
+        if self.characters.search(value):
+            raise ma.ValidationError(self.message)
+        return value
+
+
+# Text anywhere (JSON, query strings, forms) is refused with a NUL in it (jsonprovider and
+# Parser); a text field without a pattern of its own states that as its pattern.
+NO_NUL = "^[^\\x00]*$"
+
+
+# White space as Python and ECMA 262 (JSON Schema) both count it: the union of their `\s`,
+# spelt out, so that the server and the document agree on what is blank.
+WHITE_SPACE = (
+    r"\t\n\x0b\x0c\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+# Not blank and without NUL; anchored, so marshmallow's match and the document's search agree.
+NOT_BLANK_PATTERN = rf"^[^\x00]*[^\x00{WHITE_SPACE}][^\x00]*$"
+
+
+def nul_refused(converter: Any, field: fields.Field, ret: dict[str, Any], **kwargs: Any) -> dict:
+    """apispec attribute function: `pattern` NO_NUL on a plain text field."""
+    kinds = ret.get("type")
+    is_text = kinds == "string" or (isinstance(kinds, list) and "string" in kinds)
+    if is_text and not {"pattern", "format", "enum"} & ret.keys():
+        return {"pattern": NO_NUL}
+    return {}
+
+
 LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
 
@@ -318,6 +359,10 @@ def _camel_path_parameters(parameters: Any) -> None:
     for parameter in parameters or []:
         if isinstance(parameter, dict) and parameter.get("in") == "path":
             parameter["name"] = camelcase(parameter["name"])
+            schema = parameter.get("schema", {})
+            # A NUL in a path segment names nothing (refuse_nul_in_path: 404).
+            if schema.get("type") == "string" and not {"pattern", "format"} & schema.keys():
+                schema["pattern"] = NO_NUL
 
 
 class ProblemResponsesPlugin(BasePlugin):
@@ -390,6 +435,7 @@ class Api(flask_smorest.Api):
     def init_app(self, app: Flask, *args: Any, **kwargs: Any) -> None:
         super().init_app(app, *args, **kwargs)
         app.before_request(refuse_nul_in_path)
+        self.ma_plugin.converter.add_attribute_function(nul_refused)
         self.spec.components.security_scheme(
             BEARER, {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
         )
@@ -422,11 +468,13 @@ class Api(flask_smorest.Api):
 
 
 __all__ = [
+    "NOT_BLANK_PATTERN",
     "Api",
     "Blueprint",
     "Guid",
     "LanguageTag",
     "ProblemSchema",
+    "Refuses",
     "Schema",
     "UtcDateTime",
     "camelcase",

@@ -14,7 +14,6 @@ membership, Trackable watch, Journey stop; decisions: Trackable codes, Access se
 
 from __future__ import annotations
 
-import re
 import uuid
 from datetime import datetime
 from enum import StrEnum
@@ -53,9 +52,6 @@ CODE_HASH_LENGTH = 64  # hex HMAC-SHA256
 CLIENT_MUTATION_ID_MAX_LENGTH = 100
 COMMENT_NAME_MAX_LENGTH = 50
 COMMENT_BODY_MAX_LENGTH = 4000
-# Control and text-direction characters: never in an anonymous writer's display name
-# (the API's schema and the website's forms both refuse them).
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 class TrackableVisibility(StrEnum):

@@ -49,10 +49,10 @@ from werkzeug.wrappers import Response as BaseResponse
 from app.auth import Viewer, current_viewer
 from app.errors import ApiError, TrackableError, ValidationFailed
 from app.extensions import client_ip, db
+from app.models.text import IN_NAMES, IN_TEXT
 from app.models.trackable import (
     COMMENT_BODY_MAX_LENGTH,
     COMMENT_NAME_MAX_LENGTH,
-    CONTROL_CHARACTERS,
     TRACKABLE_NAME_MAX_LENGTH,
 )
 from app.services import trackables
@@ -317,7 +317,7 @@ def _display_name(errors: dict[str, str]) -> str | None:
         errors["displayName"] = _(
             "Your name may be at most %(count)d characters long.", count=COMMENT_NAME_MAX_LENGTH
         )
-    elif CONTROL_CHARACTERS.search(name):
+    elif IN_NAMES.search(name):
         errors["displayName"] = _("Your name must not contain control or direction characters.")
     return name or None
 
@@ -340,6 +340,8 @@ def post_comment(trackable_id: uuid.UUID) -> Any:
         errors["body"] = _(
             "A comment may be at most %(count)d characters long.", count=COMMENT_BODY_MAX_LENGTH
         )
+    elif IN_TEXT.search(body):
+        errors["body"] = _("Your comment must not contain control or direction characters.")
     display_name = _display_name(errors)
     if errors:
         return _invalid(trackable_id, "comment", errors)

@@ -441,7 +441,8 @@ def body_cases(op: Operation) -> Iterator[Case]:
 
 
 def upload_cases(op: Operation, schema: dict[str, Any]) -> Iterator[Case]:
-    """Multipart routes: the file missing, sent as text, urlencoded, or not multipart."""
+    """Multipart routes: the file missing, sent as text, urlencoded, or not multipart;
+    a form of more parts than the server reads."""
     boundary = "----hostile"
     file_fields = [
         name for name, s in schema.get("properties", {}).items() if s.get("format") == "binary"
@@ -488,6 +489,11 @@ def upload_cases(op: Operation, schema: dict[str, Any]) -> Iterator[Case]:
     }
     for label, (body, content_type) in cases.items():
         yield Case(label, frozenset({400, 415}), body=body, content_type=content_type)
+    many = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="p{n}"\r\n\r\nx\r\n'
+        for n in range(1_500)
+    ]
+    yield Case("a form of 1,500 parts", frozenset({413}), body=form(*many), content_type=multipart)
 
 
 def cases_for(op: Operation, secret: str) -> list[Case]:

@@ -118,6 +118,12 @@ def test_the_same_form_sent_twice_writes_one_comment(api, finder):
             "Dein Name darf höchstens 50 Zeichen lang sein.",
         ),
         (
+            {"body": "Hi \u202eevil"},
+            "body",
+            "Your comment must not contain control or direction characters.",
+            "Dein Kommentar darf keine Steuer- oder Richtungszeichen enthalten.",
+        ),
+        (
             {"body": "Hi", "displayName": "Kim\u202e"},
             "displayName",
             "Your name must not contain control or direction characters.",

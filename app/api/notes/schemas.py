@@ -10,7 +10,16 @@ import orjson
 from flask import Response, current_app
 from marshmallow import ValidationError, fields, validate, validates, validates_schema
 
-from app.api.base import LANGUAGE_TAG, Guid, LanguageTag, Schema, UtcDateTime, camelcase
+from app.api.base import (
+    LANGUAGE_TAG,
+    NOT_BLANK_PATTERN,
+    Guid,
+    LanguageTag,
+    Refuses,
+    Schema,
+    UtcDateTime,
+    camelcase,
+)
 from app.api.links.schemas import ExternalLinkInputSchema
 from app.models.category import LANGUAGE_TAG_MAX_LENGTH
 from app.models.enums import CommentPolicy, NoteVisibility
@@ -20,11 +29,12 @@ from app.models.note import (
     COMMENT_BODY_MAX_LENGTH,
     TITLE_MAX_LENGTH,
 )
+from app.models.text import IN_TEXT
 from app.services.notes import NoteList
 from app.services.shared.areas import Bounds, Circle
 from config import Config
 
-NOT_BLANK = validate.Regexp(r"\S", error="Must not be blank.")
+NOT_BLANK = validate.Regexp(NOT_BLANK_PATTERN, error="Must not be blank.")
 
 
 def language_field(**kwargs: Any) -> LanguageTag:
@@ -266,9 +276,28 @@ class CommentSchema(Schema):
     updated_utc = UtcDateTime()
 
 
+def not_blank(value: str) -> None:
+    """NOT_BLANK where the field's one `pattern` states something else."""
+    if not value.strip():
+        raise ValidationError("Must not be blank.")
+
+
 class CommentCreateSchema(Schema):
     body = fields.String(
-        required=True, validate=[validate.Length(max=COMMENT_BODY_MAX_LENGTH), NOT_BLANK]
+        required=True,
+        validate=[
+            validate.Length(max=COMMENT_BODY_MAX_LENGTH),
+            not_blank,
+            Refuses(
+                IN_TEXT,
+                "Must not contain control characters (but tabs and line breaks) or direction ones.",
+            ),
+        ],
+        metadata={
+            "description": f"Not blank, at most {COMMENT_BODY_MAX_LENGTH} characters; no "
+            "control characters other than tab and line breaks, no text-direction "
+            "embeddings, overrides or isolates (U+202A-202E, U+2066-2069)."
+        },
     )
 
 

@@ -27,6 +27,12 @@ class LimitsSchema(Schema):
     nearby_max_radius_km = fields.Float()
     trackables_per_group_max = fields.Integer()
     max_request_bytes = fields.Integer()
+    max_form_parts = fields.Integer(
+        metadata={"description": "Most parts a multipart form may have (more is 413)."}
+    )
+    max_form_field_bytes = fields.Integer(
+        metadata={"description": "Largest text part of a multipart form (larger is 413)."}
+    )
     image_max_bytes = fields.Integer()
     image_max_pixels = fields.Integer()
     gpx_max_bytes = fields.Integer()

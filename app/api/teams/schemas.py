@@ -39,7 +39,9 @@ class TeamSchema(Schema):
 
     team_id = Guid(attribute="team.id")
     name = fields.String(
-        attribute="team.name", metadata={"description": "Unique public handle (public routes)."}
+        attribute="team.name",
+        dump_only=True,  # `readOnly`: fixed after creation (contract notes: Teams, Names)
+        metadata={"description": "Unique public handle (public routes); fixed after creation."},
     )
     team_slug = fields.String(
         attribute="team.slug", metadata={"description": "Lowercase URL form of the name."}
@@ -74,7 +76,10 @@ class TeamSettingsSchema(ExternalLinkInputSchema):
 
     name = fields.String(
         validate=NAME_RULES,
-        metadata={"description": "Fixed after creation: only the current name is accepted."},
+        metadata={
+            "description": "Fixed after creation: only the team's current name is accepted "
+            "(400 on `name` otherwise); leave it out to keep it."
+        },
     )
     title = fields.String(
         allow_none=True,

@@ -8,27 +8,32 @@ from typing import Any
 from uuid import UUID
 
 from flask import current_app
-from marshmallow import ValidationError, fields, validate
+from marshmallow import fields, validate
 
-from app.api.base import Guid, Schema, UtcDateTime
+from app.api.base import Guid, Refuses, Schema, UtcDateTime
 from app.api.trackables.cookies import guess_client, keeping_counted_misses
 from app.api.trackables.lookup import CODE_MAX_LENGTH, TrimmedString
 from app.api.trackables.reads import CAPPED_LIST_HEADERS
 from app.api.trackables.routes import blp
 from app.auth import current_viewer
 from app.extensions import db
+from app.models.text import IN_NAMES, IN_TEXT
 from app.models.trackable import (
     CLIENT_MUTATION_ID_MAX_LENGTH,
     COMMENT_BODY_MAX_LENGTH,
     COMMENT_NAME_MAX_LENGTH,
-    CONTROL_CHARACTERS,
 )
 from app.services import trackables
 
-
-def no_control_characters(value: str) -> None:
-    if CONTROL_CHARACTERS.search(value):
-        raise ValidationError("Must not contain control or direction characters.")
+NAME_CHARACTERS = Refuses(IN_NAMES, "Must not contain control or direction characters.")
+BODY_CHARACTERS = Refuses(
+    IN_TEXT, "Must not contain control characters (but tabs and line breaks) or direction ones."
+)
+BODY_DESCRIPTION = (
+    f"Trimmed, 1 to {COMMENT_BODY_MAX_LENGTH} characters; no control characters other than "
+    "tab and line breaks, no text-direction embeddings, overrides or isolates (U+202A-202E, "
+    "U+2066-2069)."
+)
 
 
 # --- schemas -----------------------------------------------------------------------------
@@ -49,11 +54,12 @@ class ActivityWriteSchema(Schema):
     )
     display_name = TrimmedString(
         load_default=None,
-        validate=[validate.Length(min=1, max=COMMENT_NAME_MAX_LENGTH), no_control_characters],
+        validate=[validate.Length(min=1, max=COMMENT_NAME_MAX_LENGTH), NAME_CHARACTERS],
         metadata={
             "description": "An anonymous writer's name to show (trimmed, 1 to "
-            f"{COMMENT_NAME_MAX_LENGTH} characters; default `Anonymous finder`). Ignored when "
-            "signed in: the account's name shows."
+            f"{COMMENT_NAME_MAX_LENGTH} characters, no control, invisible or text-direction "
+            "characters; default `Anonymous finder`). Ignored when signed in: the account's "
+            "name shows."
         },
     )
     client_mutation_id = fields.String(
@@ -79,13 +85,17 @@ class ActivityWriteSchema(Schema):
 
 class TrackableCommentCreateSchema(ActivityWriteSchema):
     body = TrimmedString(
-        required=True, validate=validate.Length(min=1, max=COMMENT_BODY_MAX_LENGTH)
+        required=True,
+        validate=[validate.Length(min=1, max=COMMENT_BODY_MAX_LENGTH), BODY_CHARACTERS],
+        metadata={"description": BODY_DESCRIPTION},
     )
 
 
 class TrackableCommentEditSchema(Schema):
     body = TrimmedString(
-        required=True, validate=validate.Length(min=1, max=COMMENT_BODY_MAX_LENGTH)
+        required=True,
+        validate=[validate.Length(min=1, max=COMMENT_BODY_MAX_LENGTH), BODY_CHARACTERS],
+        metadata={"description": BODY_DESCRIPTION},
     )
 
 

@@ -14,7 +14,7 @@ from uuid import UUID
 from flask import current_app, request
 from marshmallow import fields, post_dump, validate
 
-from app.api.base import Guid, Schema, UtcDateTime
+from app.api.base import NOT_BLANK_PATTERN, Guid, Refuses, Schema, UtcDateTime
 from app.api.trackables.cookies import (
     client_id_for_session,
     current_client_key,
@@ -41,7 +41,7 @@ class LookupSchema(Schema):
         required=True,
         validate=[
             validate.Length(max=CODE_MAX_LENGTH),
-            validate.Regexp(r"\s*\S", error="Enter a code."),
+            validate.Regexp(NOT_BLANK_PATTERN, error="Enter a code."),
         ],
         metadata={
             "description": "Public code, short secret code or QR token. Trimmed; case and "
@@ -105,10 +105,16 @@ class ActiveSessionSchema(Schema):
 
 
 class TrimmedString(fields.String):
-    """A string trimmed before its validators run (a length limit counts what is kept)."""
+    """A string trimmed before its validators run (a length limit counts what is kept).
+    Refused characters are looked for in the text as sent, as the document's `pattern`
+    states them: a trailing control character is refused, not trimmed away."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
-        return str(super()._deserialize(value, attr, data, **kwargs)).strip()
+        text = str(super()._deserialize(value, attr, data, **kwargs))
+        for validator in self.validators:
+            if isinstance(validator, Refuses):
+                validator(text)
+        return text.strip()
 
 
 class StatusMessageSchema(Schema):

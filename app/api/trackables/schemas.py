@@ -11,7 +11,7 @@ from typing import Any
 
 from marshmallow import fields, validate
 
-from app.api.base import Guid, LanguageTag, Schema, UtcDateTime
+from app.api.base import NOT_BLANK_PATTERN, Guid, LanguageTag, Schema, UtcDateTime
 from app.api.links.schemas import ExternalLinkInputSchema
 from app.models.base import LINK_DESCRIPTION_MAX_LENGTH, LINK_URL_MAX_LENGTH
 from app.models.trackable import (
@@ -23,7 +23,7 @@ from app.models.trackable import (
 )
 from app.services import trackables
 
-NOT_BLANK = validate.Regexp(r"\s*\S", error="Must not be blank.")
+NOT_BLANK = validate.Regexp(NOT_BLANK_PATTERN, error="Must not be blank.")
 PUBLIC_CODE_EXAMPLE = "LN-4K7Q2M"
 GROUP_NAME = r"^[A-Za-z0-9 ]*[A-Za-z0-9][A-Za-z0-9 ]*$"
 

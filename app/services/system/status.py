@@ -96,6 +96,8 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
         "nearby_max_radius_km": config["NEARBY_MAX_RADIUS_KM"],
         "trackables_per_group_max": config["TRACKABLES_PER_GROUP_MAX"],
         "max_request_bytes": config["MAX_CONTENT_LENGTH"],
+        "max_form_parts": config["MAX_FORM_PARTS"],
+        "max_form_field_bytes": config["MAX_FORM_MEMORY_SIZE"],
         "image_max_bytes": config["IMAGE_MAX_BYTES"],
         "image_max_pixels": config["IMAGE_MAX_PIXELS"],
         "gpx_max_bytes": config["GPX_MAX_BYTES"],

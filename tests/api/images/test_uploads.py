@@ -199,10 +199,36 @@ def test_a_file_over_the_image_size_limit_is_refused_with_400(app, api, alice, i
     assert image_files() == []
 
 
-def test_a_body_over_the_request_limit_is_413(app, api, alice):
+def test_a_body_over_the_request_limit_is_413_naming_the_limit(app, api, alice):
     app.config["MAX_CONTENT_LENGTH"] = 10_000
     response = upload(api.as_user(alice), "/api/images/profiles", b"\xff\xd8\xff" + bytes(20_000))
-    assert_problem(response, 413)
+    assert assert_problem(response, 413)["detail"] == (
+        "The request body is larger than this server accepts (10000 bytes)."
+    )
+
+
+def test_a_form_of_too_many_parts_is_413_naming_the_limit(app, api, alice):
+    """1,500 small parts are far from the size limit: the answer says what is wrong."""
+    parts = {f"field{number}": "x" for number in range(1_499)}
+    parts["file"] = (io.BytesIO(sample("PNG", 100, 100)), "photo.png")
+    response = api.as_user(alice).post(
+        "/api/images/profiles", data=parts, content_type="multipart/form-data"
+    )
+    assert assert_problem(response, 413)["detail"] == (
+        "The form has more than 1000 parts; send at most 1000."
+    )
+
+
+def test_a_form_text_field_over_the_field_limit_is_413_naming_the_limit(app, api, alice):
+    app.config["MAX_FORM_MEMORY_SIZE"] = 1_000
+    response = api.as_user(alice).post(
+        "/api/images/profiles",
+        data={"note": "x" * 2_000, "file": (io.BytesIO(sample("PNG", 100, 100)), "photo.png")},
+        content_type="multipart/form-data",
+    )
+    assert assert_problem(response, 413)["detail"] == (
+        "A text field of the form is larger than 1000 bytes."
+    )
 
 
 def test_the_files_field_with_one_part_is_accepted(api, alice):

@@ -128,6 +128,24 @@ def test_comment_is_201_with_the_comment_record(api):
     assert body["createdUtc"].endswith("Z")
 
 
+@pytest.mark.parametrize("character", ["\u202e", "\u2067", "\x1b"])
+def test_a_comment_with_a_direction_or_control_character_is_400(api, character):
+    note = make_note(visibility=PUBLIC)
+    response = api.as_user(make_user()).post(
+        f"{page(note.id)}/comments", json={"body": f"Nice {character}place"}
+    )
+    assert "body" in assert_problem(response, 400)["errors"]
+
+
+def test_a_comment_keeps_its_line_breaks_and_leading_space(api):
+    """The document's not-blank pattern is searched anywhere: leading space is no blank."""
+    note = make_note(visibility=PUBLIC)
+    text = "  Nice place.\n\tReally."
+    response = api.as_user(make_user()).post(f"{page(note.id)}/comments", json={"body": text})
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["body"] == text
+
+
 def test_comment_display_text_falls_back_to_the_user_name(api):
     note = make_note(visibility=PUBLIC)
     author = make_user("dan")

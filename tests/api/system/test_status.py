@@ -58,6 +58,8 @@ def test_status_publishes_limits(api):
     assert limits["nearbyDefaultRadiusKm"] == 5
     assert limits["trackablesPerGroupMax"] == 100
     assert limits["secretCodeGuesses"] == {"attempts": 10, "windowMinutes": 10}
+    assert limits["maxFormParts"] == 1000
+    assert limits["maxFormFieldBytes"] == 500_000
 
 
 def test_public_ip_keeps_requested_mode_and_third_party_maps(api):

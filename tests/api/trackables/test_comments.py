@@ -174,7 +174,11 @@ def test_an_anonymous_comment_without_a_name_is_signed_anonymous_finder(api, cas
     assert body["authorDisplayText"] == "Anonymous finder"
 
 
-@pytest.mark.parametrize("name", ["", "   ", "x" * 51, "Kim\u202eevil", "Kim\nJoe"])
+@pytest.mark.parametrize(
+    "name",
+    # A control character is refused where it was sent, also at an end trimming would drop.
+    ["", "   ", "x" * 51, "Kim\u202eevil", "Kim\nJoe", "Kim\n", "\x1fKim", "Kim\u200b"],
+)
 def test_an_invalid_display_name_is_rejected(api, cast, name):
     response = post_comment(api, cast.trackable, accessCode=cast.secret, displayName=name)
     body = assert_problem(response, 400)
@@ -193,6 +197,37 @@ def test_a_signed_in_comment_names_the_account_not_a_chosen_name(api, cast):
 def test_an_empty_or_overlong_body_is_rejected(api, cast, text):
     body = assert_problem(post_comment(api, cast.trackable, cast.author, body=text), 400)
     assert "body" in body["errors"]
+
+
+# Embeddings, overrides and isolates reorder what follows on screen; other controls but
+# tab and line breaks are refused too (the display name's rule, for multi-line text).
+DIRECTION_AND_CONTROL = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2069"]
+DIRECTION_AND_CONTROL += ["\x07", "\x1b", "\x0b", "\x7f", "\x85"]
+
+
+@pytest.mark.parametrize("character", DIRECTION_AND_CONTROL)
+def test_a_body_with_a_direction_or_control_character_is_rejected(api, cast, character):
+    text = f"Found it by the {character}bridge."
+    body = assert_problem(post_comment(api, cast.trackable, cast.author, body=text), 400)
+    assert "body" in body["errors"]
+    assert count_rows(TrackableComment) == 0
+
+
+@pytest.mark.parametrize("character", DIRECTION_AND_CONTROL)
+def test_an_edit_with_a_direction_or_control_character_is_rejected(api, cast, character):
+    comment = written_by(api, cast, "author")
+    response = api.as_user(cast.author).put(
+        f"{comments_url(cast.trackable)}/{comment['trackableCommentId']}",
+        json={"body": f"Edited {character}here"},
+    )
+    assert "body" in assert_problem(response, 400)["errors"]
+
+
+def test_a_body_keeps_line_breaks_tabs_joiners_and_direction_marks(api, cast):
+    text = "Found it.\r\n\tBy the bridge \U0001f9d1\u200d\U0001f692 \u05e9\u05dc\u05d5\u05dd\u200f!"
+    response = post_comment(api, cast.trackable, cast.author, body=text)
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["body"] == text
 
 
 def test_the_code_never_comes_back(api, cast):
