@@ -34,7 +34,7 @@ from typing import Any
 from sqlalchemy import exc, select
 
 from app.auth import Viewer
-from app.database import insert_ignoring_duplicates, lock_for_write
+from app.database import insert_ignoring_duplicates, lock_for_write, lock_rows
 from app.errors import ApiError, Forbidden, NotFound, ValidationFailed
 from app.extensions import db
 from app.models.category import Category, OwnerScope
@@ -120,11 +120,13 @@ def push(
     # transaction, and two of those cannot both upgrade to writing).
     lock_for_write(db.session, f"sync-push:{viewer.account.id}")
     existing_categories = _load(Category, [record.id for record in categories_in])
-    existing_notes = _load(Note, [record.id for record in notes_in])
-    apply_note = partial(_apply_note, applied=_applied_mutations(notes_in))
     deletions = [r for r in categories_in if r.fields.get("is_deleted")]
     for record in _parents_first([r for r in categories_in if r not in deletions]):
         _run(result, "category", record, existing_categories, viewer, default_language)
+    # The notes' base versions are checked on rows locked until the commit (after the
+    # category trees' locks, the order every category write takes them in).
+    existing_notes = _locked_notes([record.id for record in notes_in])
+    apply_note = partial(_apply_note, applied=_applied_mutations(notes_in))
     for record in notes_in:
         _run(result, "note", record, existing_notes, viewer, default_language, apply_note)
     for record in deletions:
@@ -138,6 +140,16 @@ def _load(model: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, Any]:
     if not ids:
         return {}
     return {row.id: row for row in db.session.scalars(select(model).where(model.id.in_(ids)))}
+
+
+def _locked_notes(ids: list[uuid.UUID]) -> dict[uuid.UUID, Note]:
+    """The pushed notes the server has, as they are now, locked until the commit: a
+    concurrent push or REST edit of one of them waits, or is waited for and then seen.
+    In id order, so two pushes of the same notes cannot deadlock."""
+    if not ids:
+        return {}
+    rows = lock_rows(db.session, select(Note).where(Note.id.in_(ids)).order_by(Note.id))
+    return {row.id: row for row in rows}
 
 
 def _applied_mutations(records: list[PushedRecord]) -> set[tuple[uuid.UUID, str]]:
@@ -347,6 +359,12 @@ def _apply_category(
         category_policy.require_scope(viewer, _row_scope(category))
     except NotFound:
         raise Refused(FORBIDDEN, "Category not found.") from None
+    # Every change of a category takes its tree's lock: read under it, the copy checked
+    # against the base stays the server's until this push commits.
+    categories.lock_tree(_row_scope(category))
+    category = db.session.get(Category, record.id, populate_existing=True)
+    if category is None:  # gone meanwhile (its account was deleted)
+        raise Refused(FORBIDDEN, "Category not found.")
     if category.is_deleted:
         if fields.get("is_deleted"):
             return
