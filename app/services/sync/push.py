@@ -43,6 +43,7 @@ from app.models.sync import SyncNoteMutation
 from app.policies import categories as category_policy
 from app.policies import notes as note_policy
 from app.services import categories, notes
+from app.services.shared import links
 
 CHANGED, DELETED, FORBIDDEN, INVALID = (
     "changed_on_server",
@@ -111,8 +112,35 @@ def push(
     notes_in: list[PushedRecord],
     categories_in: list[PushedRecord],
     default_language: str,
+    link_budget_seconds: float,
 ) -> PushResult:
-    """Apply a device's records (see the module docstring for the order and outcomes)."""
+    """Apply a device's records (see the module docstring for the order and outcomes).
+
+    The links the records ask to apply are checked first, before any lock is taken, all
+    within `link_budget_seconds` (SYNC_PUSH_LINK_BUDGET_SECONDS), each distinct link once;
+    the records then use those outcomes."""
+    outcomes = links.verify_links(_links_to_check(notes_in), budget_seconds=link_budget_seconds)
+    with links.checked_in_advance(outcomes):
+        return _push(viewer, notes_in, categories_in, default_language)
+
+
+def _links_to_check(records: list[PushedRecord]) -> list[str]:
+    """The links the notes service will verify for these records, in push order."""
+    return [
+        record.fields["external_link_url"]
+        for record in records
+        if not record.errors
+        and record.fields.get("apply_external_link_changes")
+        and (record.fields.get("external_link_url") or "").strip()
+    ]
+
+
+def _push(
+    viewer: Viewer,
+    notes_in: list[PushedRecord],
+    categories_in: list[PushedRecord],
+    default_language: str,
+) -> PushResult:
     result = PushResult()
     # One push of a user at a time: two devices' pushes of the same records wait for each
     # other instead of both deciding from the same reads. On SQLite this also takes the
@@ -223,7 +251,11 @@ def _run(
     except (Forbidden, NotFound) as error:
         result.conflicts.append(Conflict(entity_type, record.id, FORBIDDEN, error.detail))
         return
-    except ApiError as error:  # another rule's 400 or 409 (a failed link, a root in use)
+    except links.LinkVerificationFailed as error:  # also a link the budget did not reach
+        errors = {"externalLinkUrl": [error.detail]}
+        result.conflicts.append(Conflict(entity_type, record.id, INVALID, error.detail, errors))
+        return
+    except ApiError as error:  # another rule's 400 or 409 (a root in use)
         result.conflicts.append(Conflict(entity_type, record.id, INVALID, error.detail))
         return
     except exc.IntegrityError:  # another request created the same id meanwhile
