@@ -152,6 +152,9 @@ class Config:
     # Sync (contract: Sync): most records one push may carry, per kind
     SYNC_PUSH_MAX_NOTES = env_int("SYNC_PUSH_MAX_NOTES", 500)
     SYNC_PUSH_MAX_CATEGORIES = env_int("SYNC_PUSH_MAX_CATEGORIES", 500)
+    # All link fetches of one push together (each also within OUTBOUND_TIMEOUT_SECONDS):
+    # well under gunicorn's 30 s timeout, leaving the rest for the push's writes.
+    SYNC_PUSH_LINK_BUDGET_SECONDS = env_float("SYNC_PUSH_LINK_BUDGET_SECONDS", 10.0)
 
     # Trackable codes (decisions: Placeholders, Trackable codes)
     TRACKABLE_PUBLIC_PREFIX = env_str("TRACKABLE_PUBLIC_PREFIX", "LN")

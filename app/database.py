@@ -391,6 +391,27 @@ def lock_for_write(session: Session | scoped_session[Any], key: str) -> None:
     session.expire_all()
 
 
+def lock_rows(session: Session | scoped_session[Any], statement: Select[Any]) -> list[Any]:
+    """The ORM rows of `statement`, read as they are now and locked until commit or
+    rollback, for a write that depends on what they hold (a sync base version).
+
+    - PostgreSQL: `SELECT ... FOR UPDATE`, so a concurrent writer of the same rows waits
+      for this transaction, or this read waits for it and then sees its commit. Order
+      `statement` (by id) when it locks several rows, so two such reads cannot deadlock.
+    - SQLite: `BEGIN IMMEDIATE` first, the database's write lock (see `lock_for_write`).
+
+    Rows the session already holds are loaded again (`populate_existing`): the values an
+    earlier read left in the identity map may be older than the lock.
+    """
+    connection = session.connection()
+    if connection.dialect.name == "sqlite":
+        driver_connection = connection.connection.driver_connection
+        if driver_connection is not None and not driver_connection.in_transaction:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+    locked = statement.with_for_update().execution_options(populate_existing=True)
+    return list(session.scalars(locked))
+
+
 # --- the sync change clock (app.models.sync) ---------------------------------------------
 
 SYNC_PENDING = "sync_rows_pending"

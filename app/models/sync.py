@@ -69,6 +69,9 @@ class SyncNoteMutation(Base):
         ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True
     )
     client_mutation_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    # The pushed record's fingerprint (services.shared.mutations; NULL for changes applied
+    # before it was kept): the same tag with another record is a conflict of its own.
+    payload_hash: Mapped[str | None] = mapped_column(String(64), default=None)
 
 
 TEAM_ACCESS, NOTE_LEFT_TEAM, CATEGORY_LEFT_TEAM = "team_access", "note", "category"

@@ -288,6 +288,9 @@ class JourneyStop(Base):
     client_mutation_id: Mapped[str | None] = mapped_column(
         String(CLIENT_MUTATION_ID_MAX_LENGTH), default=None
     )
+    # The tagged request's fingerprint (services.shared.mutations): a later request with
+    # the tag but another payload is refused (409), not answered with this stop.
+    client_payload_hash: Mapped[str | None] = mapped_column(String(64), default=None)
 
     __table_args__ = (UniqueConstraint("trackable_id", "client_mutation_id"),)
 
@@ -317,6 +320,8 @@ class TrackableComment(Base):
     client_mutation_id: Mapped[str | None] = mapped_column(
         String(CLIENT_MUTATION_ID_MAX_LENGTH), default=None
     )
+    # As on JourneyStop: the tagged request's fingerprint, kept when the body is edited.
+    client_payload_hash: Mapped[str | None] = mapped_column(String(64), default=None)
 
     author: Mapped[User | None] = relationship(lazy="joined")
 

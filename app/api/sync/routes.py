@@ -102,10 +102,15 @@ def push_changes(data: dict) -> Any:
     Full records with the client's own ids; `updatedUtc` is the server copy the device
     edited (null for a new record). Categories are applied before notes (category
     deletions after them). A record that is not applied comes back in `conflicts` with
-    `reason` `changed_on_server`, `deleted_on_server`, `forbidden` or `validation_failed`,
-    and `serverRecord` when the caller may see it; the others are applied. A retried push
-    (same `clientMutationId`) applies nothing twice. At most `limits.syncPushMaxNotes`
-    notes and `limits.syncPushMaxCategories` categories (status).
+    `reason` `changed_on_server`, `deleted_on_server`, `forbidden`, `validation_failed`
+    or `client_mutation_id_reused`, and `serverRecord` when the caller may see it; the
+    others are applied. A retried push (same `clientMutationId`, same record) applies
+    nothing twice; the same `clientMutationId` with another record is
+    `client_mutation_id_reused` (send that change with a new one). At most `limits.syncPushMaxNotes`
+    notes and `limits.syncPushMaxCategories` categories (status). The links of records
+    with `applyExternalLinkChanges` are checked within one budget per push
+    (`limits.syncPushLinkBudgetSeconds`), each distinct link once; a record whose link was
+    not reached in time is `validation_failed` on `externalLinkUrl` ("not checked").
 
     A mobile build sends its version code in `X-Android-Version-Code`; below
     `androidMinimumCompatibleVersionCode` (system status) it is refused with 400
@@ -118,6 +123,7 @@ def push_changes(data: dict) -> Any:
             _pushed(SyncCategoryInSchema, "category_id", item) for item in data["categories"]
         ],
         default_language=current_app.config["DEFAULT_CONTENT_LANGUAGE"],
+        link_budget_seconds=current_app.config["SYNC_PUSH_LINK_BUDGET_SECONDS"],
     )
     db.session.commit()
     for conflict in result.conflicts:

@@ -42,6 +42,12 @@ class LimitsSchema(Schema):
     sync_push_max_categories = fields.Integer(
         metadata={"description": "Most categories one sync push may carry (more is 400)."}
     )
+    sync_push_link_budget_seconds = fields.Float(
+        metadata={
+            "description": "Time one sync push spends checking links in all; links not "
+            "reached are `validation_failed` (not checked)."
+        }
+    )
     secret_code_guesses = fields.Nested(GuessBudgetSchema)
     rate_limits = fields.Nested(RateLimitsSchema)
     report_duplicate_window_minutes = fields.Integer(

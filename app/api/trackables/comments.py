@@ -10,12 +10,13 @@ from uuid import UUID
 from flask import current_app
 from marshmallow import fields, validate
 
-from app.api.base import Guid, Refuses, Schema, UtcDateTime
+from app.api.base import Guid, ProblemSchema, Refuses, Schema, UtcDateTime
 from app.api.trackables.cookies import guess_client, keeping_counted_misses
 from app.api.trackables.lookup import CODE_MAX_LENGTH, TrimmedString
 from app.api.trackables.reads import CAPPED_LIST_HEADERS
 from app.api.trackables.routes import blp
 from app.auth import current_viewer
+from app.errors import PROBLEM_JSON
 from app.extensions import db
 from app.models.text import IN_NAMES, IN_TEXT
 from app.models.trackable import (
@@ -37,6 +38,21 @@ BODY_DESCRIPTION = (
 
 
 # --- schemas -----------------------------------------------------------------------------
+
+
+class ReusedTagProblemSchema(ProblemSchema):
+    original_id = Guid(metadata={"description": "The record first written with the tag."})
+
+
+def reused_tag_response(record: str) -> dict[str, Any]:
+    """The 409 of a comment or stop write whose `clientMutationId` was used before on the
+    trackable for another payload (docs/contract-notes.md, Replayed clientMutationIds)."""
+    return {
+        "schema": ReusedTagProblemSchema,
+        "content_type": PROBLEM_JSON,
+        "description": f"`code` `client_mutation_id_reused`: the tag already wrote another "
+        f"{record}; `originalId` names it. Send the new one with a new `clientMutationId`.",
+    }
 
 
 class ActivityWriteSchema(Schema):
@@ -152,13 +168,15 @@ def list_trackable_comments(trackable_id: UUID) -> Any:
 @blp.auth(optional=True)
 @blp.arguments(TrackableCommentCreateSchema)
 @blp.response(201, TrackableCommentSchema)
+@blp.alt_response(409, **reused_tag_response("comment"))
 def create_trackable_comment(data: dict, trackable_id: UUID) -> Any:
     """Comment on a trackable
 
     Signed in: on any trackable the caller may see. Anonymous: with an active session
     for it or its exact `accessCode` (403 `trackable_access_code_required` /
     `trackable_access_code_invalid`). 400 `trackable_activation_required` when it is not
-    activated. A retry with the same `clientMutationId` returns the first comment.
+    activated. A retry with the same `clientMutationId` returns the first comment; the
+    same tag with another body is 409 `client_mutation_id_reused` (`originalId`).
     """
     access = credential(data)
     with keeping_counted_misses():

@@ -12,7 +12,7 @@ from marshmallow import fields, validate
 
 from app.api.base import Guid, Schema, UtcDateTime
 from app.api.notes.schemas import NoteCreateSchema, NoteSchema
-from app.api.trackables.comments import ActivityWriteSchema, credential
+from app.api.trackables.comments import ActivityWriteSchema, credential, reused_tag_response
 from app.api.trackables.cookies import keeping_counted_misses
 from app.api.trackables.routes import blp
 from app.auth import current_viewer
@@ -111,13 +111,15 @@ def get_trackable_journey(trackable_id: UUID) -> Any:
 @blp.auth(optional=True)
 @blp.arguments(JourneyStopCreateSchema)
 @blp.response(201, JourneyStopSchema)
+@blp.alt_response(409, **reused_tag_response("journey stop"))
 def create_journey_stop(data: dict, trackable_id: UUID) -> Any:
     """Add a journey stop
 
     Where the item is now, snapped to the grid and labelled. Who may: as for comments
     (403 `trackable_access_code_required` / `trackable_access_code_invalid`, 400
     `trackable_activation_required`). A retry with the same `clientMutationId` returns
-    the first stop.
+    the first stop; the same tag at another point is 409 `client_mutation_id_reused`
+    (`originalId`).
     """
     access = credential(data)
     with keeping_counted_misses():

@@ -50,9 +50,11 @@ def _live(scope: OwnerScope) -> Any:
     return select(Category).where(scope.where(Category), Category.is_deleted.is_(False))
 
 
-def _lock_tree(scope: OwnerScope) -> None:
+def lock_tree(scope: OwnerScope) -> None:
     """Serialise the scope's tree changes that read to decide (a move's cycle check, the
-    "Notes" root made on demand): two crossing moves cannot both pass their check."""
+    "Notes" root made on demand, a sync push's base version): two crossing moves cannot
+    both pass their check. Every change of an existing category (move, delete) takes it,
+    so a category read under it stays as read until the commit."""
     lock_for_write(db.session, f"category-tree:{scope.user_id}:{scope.team_id}")
 
 
@@ -201,7 +203,7 @@ def move_category(
 ) -> Category:
     """Rename and/or re-parent (fields present are applied); a cycle is refused."""
     category_policy.require_scope(viewer, scope)
-    _lock_tree(scope)
+    lock_tree(scope)
     category = get_category(scope, category_id)
     language = changes.get("content_language")
     if language and canonical_language(language) != category.content_language:
@@ -246,6 +248,7 @@ def _checked_parent(
 def delete_category(viewer: Viewer, scope: OwnerScope, category_id: uuid.UUID) -> None:
     """Tombstone a category; its live notes and child categories move up to its parent."""
     category_policy.require_scope(viewer, scope)
+    lock_tree(scope)
     category = get_category(scope, category_id)
     now = utcnow()
     child_filter = (Category.parent_category_id == category.id, Category.is_deleted.is_(False))
@@ -293,7 +296,7 @@ def default_category(scope: OwnerScope, content_language: str) -> Category:
     found = db.session.scalar(query)
     if found is not None:
         return found
-    _lock_tree(scope)
+    lock_tree(scope)
     found = db.session.scalar(query)
     if found is not None:
         return found

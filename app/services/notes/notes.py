@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 
 from app.auth import Viewer
+from app.database import lock_rows
 from app.errors import NotFound, ValidationFailed
 from app.extensions import db
 from app.hooks import remove_children
@@ -117,8 +118,13 @@ def add_note(
 def get_managed(viewer: Viewer, scope: OwnerScope, note_id: uuid.UUID) -> Note:
     """A note of this scope the viewer may change: 404 outside the scope's workspace, when
     hidden or not in the scope (a team note is changed under its team), 403 when visible
-    but not the viewer's to change (owner or team admin)."""
+    but not the viewer's to change (owner or team admin).
+
+    The note is read locked until the commit (`lock_rows`): a sync push of the same note
+    checks its base version under the same lock, so neither write overwrites the other
+    unseen (docs/contract-notes.md, Sync)."""
     category_policy.require_scope(viewer, scope)
+    lock_rows(db.session, select(Note).where(Note.id == note_id))
     note = note_policy.get_visible(viewer, note_id)
     note_policy.require_manage(viewer, note)
     if not scope.contains(note):

@@ -12,7 +12,9 @@ the server copy's (to the millisecond the API shows). Otherwise:
 - `changed_on_server`: the server copy changed since the client's base (with the copy);
 - `deleted_on_server`: the server copy is a tombstone and the client changed it;
 - `forbidden`: the caller may not change the record (with the copy when they may see it);
-- `validation_failed`: the record breaks a rule (`errors` names the fields).
+- `validation_failed`: the record breaks a rule (`errors` names the fields);
+- `client_mutation_id_reused`: the note's `clientMutationId` was applied before with
+  another record (a retry must carry the same record; another change a new tag).
 
 A record already applied is recognised and reported as applied again without a change:
 a note change whose `clientMutationId` a push applied to that note before (kept in
@@ -34,7 +36,7 @@ from typing import Any
 from sqlalchemy import exc, select
 
 from app.auth import Viewer
-from app.database import insert_ignoring_duplicates, lock_for_write
+from app.database import insert_ignoring_duplicates, lock_for_write, lock_rows
 from app.errors import ApiError, Forbidden, NotFound, ValidationFailed
 from app.extensions import db
 from app.models.category import Category, OwnerScope
@@ -43,14 +45,17 @@ from app.models.sync import SyncNoteMutation
 from app.policies import categories as category_policy
 from app.policies import notes as note_policy
 from app.services import categories, notes
+from app.services.shared import links
+from app.services.shared.mutations import payload_hash
 
-CHANGED, DELETED, FORBIDDEN, INVALID = (
+CHANGED, DELETED, FORBIDDEN, INVALID, REUSED = (
     "changed_on_server",
     "deleted_on_server",
     "forbidden",
     "validation_failed",
+    "client_mutation_id_reused",
 )
-CONFLICT_REASONS = (CHANGED, DELETED, FORBIDDEN, INVALID)
+CONFLICT_REASONS = (CHANGED, DELETED, FORBIDDEN, INVALID, REUSED)
 
 NOTE_FIELDS = (
     "category_id",
@@ -65,6 +70,10 @@ NOTE_FIELDS = (
 )
 LINK_FIELDS = ("external_link_url", "external_link_description")
 CATEGORY_FIELDS = ("name", "content_language", "parent_category_id")
+
+
+Written = tuple[uuid.UUID, str, str]  # note id, clientMutationId, payload hash
+Applied = dict[tuple[uuid.UUID, str], str | None]  # (note id, tag) -> its payload hash
 
 
 @dataclass
@@ -93,8 +102,9 @@ class PushResult:
     applied_note_ids: list[uuid.UUID] = field(default_factory=list)
     applied_category_ids: list[uuid.UUID] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
-    # (note id, clientMutationId) of the note changes written, kept at the push's end
-    mutations: set[tuple[uuid.UUID, str]] = field(default_factory=set)
+    # (note id, clientMutationId, payload hash) of the note changes written, kept at the
+    # push's end
+    mutations: set[Written] = field(default_factory=set)
 
 
 class Refused(Exception):
@@ -111,8 +121,35 @@ def push(
     notes_in: list[PushedRecord],
     categories_in: list[PushedRecord],
     default_language: str,
+    link_budget_seconds: float,
 ) -> PushResult:
-    """Apply a device's records (see the module docstring for the order and outcomes)."""
+    """Apply a device's records (see the module docstring for the order and outcomes).
+
+    The links the records ask to apply are checked first, before any lock is taken, all
+    within `link_budget_seconds` (SYNC_PUSH_LINK_BUDGET_SECONDS), each distinct link once;
+    the records then use those outcomes."""
+    outcomes = links.verify_links(_links_to_check(notes_in), budget_seconds=link_budget_seconds)
+    with links.checked_in_advance(outcomes):
+        return _push(viewer, notes_in, categories_in, default_language)
+
+
+def _links_to_check(records: list[PushedRecord]) -> list[str]:
+    """The links the notes service will verify for these records, in push order."""
+    return [
+        record.fields["external_link_url"]
+        for record in records
+        if not record.errors
+        and record.fields.get("apply_external_link_changes")
+        and (record.fields.get("external_link_url") or "").strip()
+    ]
+
+
+def _push(
+    viewer: Viewer,
+    notes_in: list[PushedRecord],
+    categories_in: list[PushedRecord],
+    default_language: str,
+) -> PushResult:
     result = PushResult()
     # One push of a user at a time: two devices' pushes of the same records wait for each
     # other instead of both deciding from the same reads. On SQLite this also takes the
@@ -120,11 +157,13 @@ def push(
     # transaction, and two of those cannot both upgrade to writing).
     lock_for_write(db.session, f"sync-push:{viewer.account.id}")
     existing_categories = _load(Category, [record.id for record in categories_in])
-    existing_notes = _load(Note, [record.id for record in notes_in])
-    apply_note = partial(_apply_note, applied=_applied_mutations(notes_in))
     deletions = [r for r in categories_in if r.fields.get("is_deleted")]
     for record in _parents_first([r for r in categories_in if r not in deletions]):
         _run(result, "category", record, existing_categories, viewer, default_language)
+    # The notes' base versions are checked on rows locked until the commit (after the
+    # category trees' locks, the order every category write takes them in).
+    existing_notes = _locked_notes([record.id for record in notes_in])
+    apply_note = partial(_apply_note, applied=_applied_mutations(notes_in))
     for record in notes_in:
         _run(result, "note", record, existing_notes, viewer, default_language, apply_note)
     for record in deletions:
@@ -140,18 +179,33 @@ def _load(model: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, Any]:
     return {row.id: row for row in db.session.scalars(select(model).where(model.id.in_(ids)))}
 
 
-def _applied_mutations(records: list[PushedRecord]) -> set[tuple[uuid.UUID, str]]:
-    """The (note id, clientMutationId) pairs of this push that an earlier push applied."""
+def _locked_notes(ids: list[uuid.UUID]) -> dict[uuid.UUID, Note]:
+    """The pushed notes the server has, as they are now, locked until the commit: a
+    concurrent push or REST edit of one of them waits, or is waited for and then seen.
+    In id order, so two pushes of the same notes cannot deadlock."""
+    if not ids:
+        return {}
+    rows = lock_rows(db.session, select(Note).where(Note.id.in_(ids)).order_by(Note.id))
+    return {row.id: row for row in rows}
+
+
+def _applied_mutations(records: list[PushedRecord]) -> Applied:
+    """The (note id, clientMutationId) pairs of this push that an earlier push applied,
+    with the payload hash each was applied with (None: applied before hashes were kept)."""
     pairs = {(r.id, r.fields["client_mutation_id"]) for r in records if _mutation(r)}
     if not pairs:
-        return set()
+        return {}
     rows = db.session.execute(
-        select(SyncNoteMutation.note_id, SyncNoteMutation.client_mutation_id).where(
+        select(
+            SyncNoteMutation.note_id,
+            SyncNoteMutation.client_mutation_id,
+            SyncNoteMutation.payload_hash,
+        ).where(
             SyncNoteMutation.note_id.in_({note_id for note_id, _ in pairs}),
             SyncNoteMutation.client_mutation_id.in_({mutation for _, mutation in pairs}),
         )
     )
-    return {(note_id, mutation) for note_id, mutation in rows} & pairs
+    return {(note_id, tag): digest for note_id, tag, digest in rows if (note_id, tag) in pairs}
 
 
 def _mutation(record: PushedRecord) -> str | None:
@@ -184,9 +238,9 @@ def _run(
     existing: dict[uuid.UUID, Any],
     viewer: Viewer,
     default_language: str,
-    apply: Callable[..., tuple[uuid.UUID, str] | None] | None = None,
+    apply: Callable[..., Written | None] | None = None,
 ) -> None:
-    run: Callable[..., tuple[uuid.UUID, str] | None] = apply or (
+    run: Callable[..., Written | None] = apply or (
         _apply_note if entity_type == "note" else _apply_category
     )
     applied = result.applied_note_ids if entity_type == "note" else result.applied_category_ids
@@ -211,7 +265,11 @@ def _run(
     except (Forbidden, NotFound) as error:
         result.conflicts.append(Conflict(entity_type, record.id, FORBIDDEN, error.detail))
         return
-    except ApiError as error:  # another rule's 400 or 409 (a failed link, a root in use)
+    except links.LinkVerificationFailed as error:  # also a link the budget did not reach
+        errors = {"externalLinkUrl": [error.detail]}
+        result.conflicts.append(Conflict(entity_type, record.id, INVALID, error.detail, errors))
+        return
+    except ApiError as error:  # another rule's 400 or 409 (a root in use)
         result.conflicts.append(Conflict(entity_type, record.id, INVALID, error.detail))
         return
     except exc.IntegrityError:  # another request created the same id meanwhile
@@ -272,12 +330,13 @@ def _apply_note(
     note: Note | None,
     default_language: str,
     *,
-    applied: set[tuple[uuid.UUID, str]] | None = None,
-) -> tuple[uuid.UUID, str] | None:
-    """Create, change or delete the note; returns (note id, clientMutationId) when it
-    wrote a change that carries one (SyncNoteMutation)."""
+    applied: Applied | None = None,
+) -> Written | None:
+    """Create, change or delete the note; returns (note id, clientMutationId, payload
+    hash) when it wrote a change that carries one (SyncNoteMutation)."""
     fields, scope = record.fields, _scope_of(viewer, record.fields)
     mutation = _mutation(record)
+    digest = _payload_hash(fields) if mutation else ""
     if note is None:
         if not fields.get("is_deleted"):  # created and deleted offline: nothing to do
             notes.create_note(
@@ -287,21 +346,18 @@ def _apply_note(
                 default_language=default_language,
                 **_note_changes(fields),
             )
-            return (record.id, mutation) if mutation else None
+            return (record.id, mutation, digest) if mutation else None
         return None
-    seen = mutation is not None and (
-        note.client_mutation_id == mutation or (note.id, mutation) in (applied or ())
-    )
     if note.is_deleted:
         if not note_policy.in_workspace(viewer, note.owner_user_id, note.team_id):
             raise Refused(FORBIDDEN, "Note not found.")
-        if fields.get("is_deleted") or seen:
+        if fields.get("is_deleted") or _replayed(note, mutation, digest, applied or {}):
             return None  # deleted on both sides, or this very change was applied before
         raise Refused(DELETED, "The note was deleted on the server.")
     if not note_policy.can_manage(viewer, note):
         show = note_policy.can_view(viewer, note)
         raise Refused(FORBIDDEN, "Only the note's owner or a team admin may change it.", show=show)
-    if seen:
+    if _replayed(note, mutation, digest, applied or {}):
         return None  # a retried push: this change was applied before (later writes stay)
     _same_scope(note, scope, "note")
     _check_base(note, fields, show=True)
@@ -309,17 +365,56 @@ def _apply_note(
         notes.delete_note(viewer, scope, note.id, client_mutation_id=mutation)
     else:
         notes.move_note(viewer, scope, note.id, _note_changes(fields))
-    return (note.id, mutation) if mutation else None
+    return (note.id, mutation, digest) if mutation else None
 
 
-def _record_mutations(pairs: set[tuple[uuid.UUID, str]]) -> None:
-    """Keep the (note, clientMutationId) pairs this push applied. A pair another user's
-    push of the same team note wrote meanwhile is already there, which is as good."""
+def _replayed(note: Note, mutation: str | None, digest: str, applied: Applied) -> bool:
+    """Whether this record's clientMutationId was applied to the note before (a retry,
+    reported applied without a write), or raise `client_mutation_id_reused` when it was
+    applied with another record: that change would otherwise be dropped unseen."""
+    if mutation is None:
+        return False
+    if (note.id, mutation) in applied:
+        earlier = applied[(note.id, mutation)]
+    elif note.client_mutation_id == mutation:
+        earlier = None  # written by a REST route, which keeps no hash: a retry, as before
+    else:
+        return False
+    if earlier is not None and earlier != digest:
+        raise Refused(
+            REUSED,
+            "This clientMutationId was already applied to this note with another record; "
+            "send the change with a new clientMutationId (from the server copy's updatedUtc).",
+            show=True,
+        )
+    return True
+
+
+def _payload_hash(fields: dict[str, Any]) -> str:
+    """The pushed note's fingerprint: the fields a push applies (not its base version,
+    which a retry may have moved, nor the tag); a delete is only a delete."""
+    if fields.get("is_deleted"):
+        return payload_hash({"is_deleted": True, "team_id": fields.get("team_id")})
+    applies_link = bool(fields.get("apply_external_link_changes"))
+    names = ("team_id", *NOTE_FIELDS, *(LINK_FIELDS if applies_link else ()))
+    payload = {name: fields.get(name) for name in names if name != "client_mutation_id"}
+    if payload["content_language"]:
+        payload["content_language"] = categories.canonical_language(payload["content_language"])
+    payload["apply_external_link_changes"] = applies_link
+    return payload_hash(payload)
+
+
+def _record_mutations(written: set[Written]) -> None:
+    """Keep the (note, clientMutationId, payload hash) of the changes this push applied. A
+    pair another user's push of the same team note wrote meanwhile is already there."""
     insert_ignoring_duplicates(
         db.session,
         SyncNoteMutation,
         [SyncNoteMutation.note_id, SyncNoteMutation.client_mutation_id],
-        [{"note_id": note, "client_mutation_id": mutation} for note, mutation in sorted(pairs)],
+        [
+            {"note_id": note, "client_mutation_id": mutation, "payload_hash": digest}
+            for note, mutation, digest in sorted(written)
+        ],
     )
 
 
@@ -347,6 +442,12 @@ def _apply_category(
         category_policy.require_scope(viewer, _row_scope(category))
     except NotFound:
         raise Refused(FORBIDDEN, "Category not found.") from None
+    # Every change of a category takes its tree's lock: read under it, the copy checked
+    # against the base stays the server's until this push commits.
+    categories.lock_tree(_row_scope(category))
+    category = db.session.get(Category, record.id, populate_existing=True)
+    if category is None:  # gone meanwhile (its account was deleted)
+        raise Refused(FORBIDDEN, "Category not found.")
     if category.is_deleted:
         if fields.get("is_deleted"):
             return

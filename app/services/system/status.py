@@ -103,6 +103,7 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
         "gpx_max_bytes": config["GPX_MAX_BYTES"],
         "sync_push_max_notes": config["SYNC_PUSH_MAX_NOTES"],
         "sync_push_max_categories": config["SYNC_PUSH_MAX_CATEGORIES"],
+        "sync_push_link_budget_seconds": config["SYNC_PUSH_LINK_BUDGET_SECONDS"],
         "secret_code_guesses": {
             "attempts": config["SECRET_GUESS_LIMIT"],
             "window_minutes": config["SECRET_GUESS_WINDOW_MINUTES"],

@@ -102,7 +102,7 @@ def add_comment(
     """Comment on a trackable (rule 1), or return the first comment of a retry."""
     trackable = writable(viewer, trackable_id, credential)
 
-    def write() -> TrackableComment:
+    def write(client_payload_hash: str | None) -> TrackableComment:
         check_observed(observed_utc, credential.config)
         comment = TrackableComment(
             trackable_id=trackable.id,
@@ -112,6 +112,7 @@ def add_comment(
             created_utc=utcnow(),
             observed_utc=observed_utc,
             client_mutation_id=client_mutation_id,
+            client_payload_hash=client_payload_hash,
         )
         db.session.add(comment)
         db.session.flush()
@@ -124,6 +125,12 @@ def add_comment(
         write,
         # the same writer: the same account, or anonymous again
         same_writer=lambda earlier: earlier.author_user_id == viewer.user_id,
+        # what makes the comment (a signed-in author's display name is not used)
+        payload={
+            "body": body,
+            "observed_utc": observed_utc,
+            "display_name": None if viewer.is_authenticated else display_name,
+        },
     )
     if new:
         touch(trackable, comment.created_utc)

@@ -80,6 +80,7 @@ def record_stop(
     note_id: uuid.UUID | None = None,
     observed_utc: datetime | None = None,
     client_mutation_id: str | None = None,
+    client_payload_hash: str | None = None,
 ) -> JourneyStop:
     """Save a journey stop of `trackable` at the snapped point (flushed, not committed).
 
@@ -105,6 +106,7 @@ def record_stop(
         creator_display_name=display_name[:DISPLAY_NAME_MAX_LENGTH],
         note_id=note_id,
         client_mutation_id=client_mutation_id,
+        client_payload_hash=client_payload_hash,
     )
     db.session.add(stop)
     trackable.last_activity_utc = now

@@ -14,8 +14,9 @@ Trackable codes; docs/contract-notes.md, Trackable activity).
   it learns nothing about its state.
 - `write_once`: a write tagged with a `clientMutationId` happens once per trackable: a
   retry gets the first row back (the same writer only, else 400
-  `trackable_request_rejected`), and two retries racing each other are settled by the
-  unique key (trackable, clientMutationId).
+  `trackable_request_rejected`; the same payload only, else 409
+  `client_mutation_id_reused` naming the first row), and two retries racing each other
+  are settled by the unique key (trackable, clientMutationId).
 - `observed_utc` (when the finder really saw the item, sent later from a phone that was
   offline) is refused when more than a few minutes in the future (clock skew allowed) or
   older than TRACKABLE_OBSERVED_MAX_AGE_DAYS.
@@ -32,11 +33,12 @@ from typing import Any, TypeVar
 from sqlalchemy import exc, select
 
 from app.auth import Viewer
-from app.errors import TrackableError, ValidationFailed
+from app.errors import Conflict, TrackableError, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.trackable import CodeKind, JourneyStop, Trackable, TrackableComment
 from app.policies import trackables as policy
+from app.services.shared.mutations import payload_hash
 from app.services.trackables.codes import CodeSettings
 from app.services.trackables.guesses import check_budget, count_miss
 from app.services.trackables.lookup import resolve
@@ -111,24 +113,27 @@ def write_once(
     model: type[Tagged],
     trackable: Trackable,
     client_mutation_id: str | None,
-    write: Callable[[], Tagged],
+    write: Callable[[str | None], Tagged],
     same_writer: Callable[[Tagged], bool],
+    payload: Mapping[str, Any],
 ) -> tuple[Tagged, bool]:
-    """`write()` (in a savepoint), unless this tag was written on the trackable before:
-    returns the row and whether it is new. An earlier row of the tag is returned only to
-    its own writer (`same_writer`); another writer's tag is refused."""
+    """`write(payload hash)` (in a savepoint; the row keeps the hash), unless this tag was
+    written on the trackable before: returns the row and whether it is new. An earlier
+    row of the tag is returned only to its own writer (`same_writer`) and only for the
+    same `payload` (the fields that make the write); else the request is refused."""
+    digest = payload_hash(payload) if client_mutation_id else None
     if client_mutation_id:
         earlier = _tagged(model, trackable.id, client_mutation_id)
         if earlier is not None:
-            return _replayed(earlier, same_writer), False
+            return _replayed(earlier, same_writer, digest), False
     try:
         with db.session.begin_nested():  # a retry racing its twin: the unique key decides
-            row = write()
+            row = write(digest)
     except exc.IntegrityError:
         earlier = _tagged(model, trackable.id, client_mutation_id) if client_mutation_id else None
         if earlier is None:
             raise
-        return _replayed(earlier, same_writer), False
+        return _replayed(earlier, same_writer, digest), False
     return row, True
 
 
@@ -140,10 +145,21 @@ def _tagged(model: type[Tagged], trackable_id: uuid.UUID, client_mutation_id: st
     )
 
 
-def _replayed(earlier: Tagged, same_writer: Callable[[Tagged], bool]) -> Tagged:
+def _replayed(earlier: Tagged, same_writer: Callable[[Tagged], bool], digest: str | None) -> Tagged:
     if not same_writer(earlier):
         raise TrackableError(
             "trackable_request_rejected",
             "This clientMutationId was already used by another writer on this trackable.",
         )
+    # A row written before hashes were kept (NULL) is answered as a retry, as it was.
+    if earlier.client_payload_hash is not None and earlier.client_payload_hash != digest:
+        raise Conflict(
+            "This clientMutationId was already used for another change on this trackable; "
+            "send this one with a new clientMutationId.",
+            code=CLIENT_MUTATION_ID_REUSED,
+            originalId=str(earlier.id),
+        )
     return earlier
+
+
+CLIENT_MUTATION_ID_REUSED = "client_mutation_id_reused"

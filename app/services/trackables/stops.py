@@ -132,7 +132,7 @@ def add_stop(
     trackable = writable(viewer, trackable_id, credential)
     user = viewer.user
 
-    def write() -> JourneyStop:
+    def write(client_payload_hash: str | None) -> JourneyStop:
         check_observed(observed_utc, credential.config)
         return record_stop(
             trackable,
@@ -143,6 +143,7 @@ def add_stop(
             is_anonymous=user is None,
             observed_utc=observed_utc,
             client_mutation_id=client_mutation_id,
+            client_payload_hash=client_payload_hash,
         )
 
     stop, _ = write_once(
@@ -154,6 +155,13 @@ def add_stop(
         same_writer=lambda earlier: (
             earlier.created_by_user_id == viewer.user_id and earlier.is_anonymous == (user is None)
         ),
+        # what makes the stop (a signed-in creator's display name is not used)
+        payload={
+            "latitude": latitude,
+            "longitude": longitude,
+            "observed_utc": observed_utc,
+            "display_name": None if user else display_name,
+        },
     )
     return stop_views(viewer, trackable, [stop])[0]
 

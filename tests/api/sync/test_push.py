@@ -380,3 +380,29 @@ def test_the_batch_limits_are_published_in_the_status(api, app):
     limits = api.get("/api/system/status").get_json()["limits"]
     assert limits["syncPushMaxNotes"] == app.config["SYNC_PUSH_MAX_NOTES"] == 500
     assert limits["syncPushMaxCategories"] == app.config["SYNC_PUSH_MAX_CATEGORIES"] == 500
+
+
+# --- a clientMutationId sent again with another record (issue: Hardening, item 9) --------
+
+
+def test_a_tag_applied_before_with_another_record_is_a_conflict_of_its_own(api, alice):
+    note = make_note(alice, title="Server")
+    change = note_record(note.id, title="First", updatedUtc=wire_time(note.updated_utc))
+    assert pushed(api, alice, notes=[change])["appliedNoteIds"] == [str(note.id)]
+    applied_at = wire_time(_note(note.id).updated_utc)
+    reused = {**change, "title": "Second", "updatedUtc": applied_at}
+    other = note_record(title="Unrelated")
+    result = pushed(api, alice, notes=[reused, other])
+    assert result["appliedNoteIds"] == [other["noteId"]]  # the rest of the push goes on
+    (conflict,) = result["conflicts"]
+    assert (conflict["id"], conflict["reason"]) == (str(note.id), "client_mutation_id_reused")
+    assert conflict["serverRecord"]["title"] == "First"
+    assert _note(note.id).title == "First"
+
+
+def test_a_retry_of_the_same_record_from_an_older_base_is_still_applied(api, alice):
+    note = make_note(alice, title="Server")
+    change = note_record(note.id, title="First", updatedUtc=wire_time(note.updated_utc))
+    pushed(api, alice, notes=[change])
+    again = pushed(api, alice, notes=[{**change, "contentLanguage": "EN"}])
+    assert (again["appliedNoteIds"], again["conflicts"]) == ([str(note.id)], [])

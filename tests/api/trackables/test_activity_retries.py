@@ -122,3 +122,34 @@ def test_concurrent_retries_write_once(app, cast, kind, monkeypatch):
 
 def module(kind: str) -> str:
     return {"comment": "comments", "stop": "stops"}[kind]
+
+
+# --- a tag sent again with another payload (issue: Hardening, item 9) ----------------------
+
+OTHER_PAYLOAD = {"comment": {"body": "Something else"}, "stop": {"latitude": 48.1}}
+
+
+def test_a_tag_sent_again_with_another_payload_is_409_naming_the_first_record(api, cast, kind):
+    first = api.as_user(cast.author).post(url(cast, kind), json=body(kind, clientMutationId="m-1"))
+    changed = {**body(kind, clientMutationId="m-1"), **OTHER_PAYLOAD[kind]}
+    response = api.as_user(cast.author).post(url(cast, kind), json=changed)
+    problem = assert_problem(response, 409, code="client_mutation_id_reused")
+    first_id = first.get_json()["trackableCommentId" if kind == "comment" else "journeyStopId"]
+    assert problem["originalId"] == first_id
+    assert count_rows(WRITES[kind][2]) == 1
+
+
+def test_a_retry_after_its_comment_was_edited_still_returns_it(api, cast):
+    sent = body("comment", clientMutationId="m-1")
+    first = api.as_user(cast.author).post(url(cast, "comment"), json=sent).get_json()
+    edit = f"{url(cast, 'comment')}/{first['trackableCommentId']}"
+    assert api.as_user(cast.author).put(edit, json={"body": "Edited"}).status_code == 200
+    again = api.as_user(cast.author).post(url(cast, "comment"), json=sent)
+    assert again.status_code == 201
+    assert again.get_json()["body"] == "Edited"  # the record as it is now
+
+
+def test_the_409_of_a_reused_tag_is_documented(api, kind):
+    document = api.get("/api/openapi.json").get_json()
+    path = "/api/trackables/{trackableId}/" + WRITES[kind][0]
+    assert "409" in document["paths"][path]["post"]["responses"]
