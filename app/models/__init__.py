@@ -9,8 +9,8 @@ from app.models.note import Note, NoteComment
 from app.models.sync import SyncClock, SyncDeparture, SyncNoteMutation
 from app.models.team import Team, TeamInviteLink, TeamMembership
 from app.models.trackable import (
+    BudgetSpend,
     JourneyStop,
-    SecretGuessMiss,
     Trackable,
     TrackableAccessSession,
     TrackableCode,
@@ -25,6 +25,7 @@ from app.models.user import User
 
 __all__ = [
     "Base",
+    "BudgetSpend",
     "Category",
     "ContentImage",
     "ContentReport",
@@ -36,7 +37,6 @@ __all__ = [
     "NoteComment",
     "RecoveryCode",
     "RefreshToken",
-    "SecretGuessMiss",
     "SyncClock",
     "SyncDeparture",
     "SyncNoteMutation",
