@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import and_, delete, or_, select
 
 from app.database import lock_for_write
 from app.errors import ApiError
@@ -65,33 +65,68 @@ def hold(lock_subject: str) -> None:
 
 def wait_seconds(budget: Budget, subject: str, now: datetime) -> int | None:
     """None while the subject may spend once more; else the seconds until it may."""
-    spent = list(
-        db.session.scalars(
-            select(BudgetSpend.spent_utc)
-            .where(
-                BudgetSpend.budget == budget.name,
-                BudgetSpend.subject == subject,
-                BudgetSpend.spent_utc > now - budget.window,
+    return waits([(budget, subject)], now)[0]
+
+
+def waits(spenders: list[tuple[Budget, str]], now: datetime) -> list[int | None]:
+    """`wait_seconds` of each (budget, subject), read in one query."""
+    rows = db.session.execute(
+        select(BudgetSpend.budget, BudgetSpend.subject, BudgetSpend.spent_utc)
+        .where(
+            or_(
+                *(
+                    and_(
+                        BudgetSpend.budget == budget.name,
+                        BudgetSpend.subject == subject,
+                        BudgetSpend.spent_utc > now - budget.window,
+                    )
+                    for budget, subject in spenders
+                )
             )
-            .order_by(BudgetSpend.spent_utc)
         )
-    )
-    if len(spent) < budget.limit:
-        return None
-    # One more fits when enough spends have left the window (one, unless the limit was
-    # lowered since they were counted).
-    frees_up = spent[len(spent) - budget.limit] + budget.window
-    return max(1, math.ceil((frees_up - now).total_seconds()))
+        .order_by(BudgetSpend.spent_utc)
+    ).all()
+    answers: list[int | None] = []
+    for budget, subject in spenders:
+        spent = [
+            row.spent_utc for row in rows if (row.budget, row.subject) == (budget.name, subject)
+        ]
+        if len(spent) < budget.limit:
+            answers.append(None)
+            continue
+        # One more fits when enough spends have left the window (one, unless the limit was
+        # lowered since they were counted).
+        frees_up = spent[len(spent) - budget.limit] + budget.window
+        answers.append(max(1, math.ceil((frees_up - now).total_seconds())))
+    return answers
 
 
 def spend(budget: Budget, subject: str, now: datetime) -> None:
     """Count one spend, and drop the budget's spends that left its window."""
+    spend_all([(budget, subject)], now)
+
+
+def spend_all(spenders: list[tuple[Budget, str]], now: datetime) -> None:
+    """Count one spend of each (budget, subject), and drop what left those budgets'
+    windows (one DELETE, one INSERT)."""
+    budgets = {budget.name: budget for budget, _ in spenders}.values()
     db.session.execute(
         delete(BudgetSpend).where(
-            BudgetSpend.budget == budget.name, BudgetSpend.spent_utc <= now - budget.window
+            or_(
+                *(
+                    and_(
+                        BudgetSpend.budget == budget.name,
+                        BudgetSpend.spent_utc <= now - budget.window,
+                    )
+                    for budget in budgets
+                )
+            )
         )
     )
-    db.session.add(BudgetSpend(budget=budget.name, subject=subject, spent_utc=now))
+    db.session.add_all(
+        BudgetSpend(budget=budget.name, subject=subject, spent_utc=now)
+        for budget, subject in spenders
+    )
     db.session.flush()
 
 

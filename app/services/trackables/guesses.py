@@ -37,7 +37,7 @@ from app import metrics
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.trackable import BudgetSpend
-from app.services.trackables.budgets import Budget, LimitExceeded, hold, spend, wait_seconds
+from app.services.trackables.budgets import Budget, LimitExceeded, hold, spend_all, waits
 
 log = logging.getLogger(__name__)
 
@@ -114,11 +114,10 @@ def check_budget(
     now = now or utcnow()
     client_budget, network_budget = _budgets(config)
     hold(f"{NETWORK}:{guess_client.network}")
-    waits = [
-        wait_seconds(client_budget, guess_client.client, now),
-        wait_seconds(network_budget, guess_client.network, now),
-    ]
-    refused = [seconds for seconds in waits if seconds is not None]
+    answers = waits(
+        [(client_budget, guess_client.client), (network_budget, guess_client.network)], now
+    )
+    refused = [seconds for seconds in answers if seconds is not None]
     if refused:
         raise GuessBudgetExceeded(max(refused))
 
@@ -130,8 +129,7 @@ def count_miss(
     transaction), then watch the misses of all clients."""
     now = now or utcnow()
     client_budget, network_budget = _budgets(config)
-    spend(client_budget, guess_client.client, now)
-    spend(network_budget, guess_client.network, now)
+    spend_all([(client_budget, guess_client.client), (network_budget, guess_client.network)], now)
     MISSES.inc()
     _watch_all_clients(client_budget, int(config["SECRET_GUESS_ALARM_MISSES"]), now)
 
