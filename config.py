@@ -138,8 +138,18 @@ class Config:
     RATE_LIMIT_LOGIN = env_str("RATE_LIMIT_LOGIN", "20 per minute")
     RATE_LIMIT_REGISTER = env_str("RATE_LIMIT_REGISTER", "10 per hour")
     RATE_LIMIT_ACCOUNT_MAIL = env_str("RATE_LIMIT_ACCOUNT_MAIL", "5 per 15 minutes")
+    # The guess budget of secret codes (decisions: Trackable codes), in the database: misses
+    # per client (IPv4 address, IPv6 /64) and per network (IPv4 /24, IPv6 /48) in the
+    # window; misses of all clients in one window that raise the alarm (0: never).
     SECRET_GUESS_LIMIT = env_int("SECRET_GUESS_LIMIT", 10)
+    SECRET_GUESS_NETWORK_LIMIT = env_int("SECRET_GUESS_NETWORK_LIMIT", 30)
     SECRET_GUESS_WINDOW_MINUTES = env_int("SECRET_GUESS_WINDOW_MINUTES", 10)
+    SECRET_GUESS_ALARM_MISSES = env_int("SECRET_GUESS_ALARM_MISSES", 500)
+    # Per account, in the database: trackables created, secret codes rotated.
+    TRACKABLE_CREATE_LIMIT = env_int("TRACKABLE_CREATE_LIMIT", 30)
+    TRACKABLE_CREATE_WINDOW_MINUTES = env_int("TRACKABLE_CREATE_WINDOW_MINUTES", 60)
+    SECRET_ROTATE_LIMIT = env_int("SECRET_ROTATE_LIMIT", 10)
+    SECRET_ROTATE_WINDOW_MINUTES = env_int("SECRET_ROTATE_WINDOW_MINUTES", 60)
 
     # Public lists and discovery (contract: Limits)
     PUBLIC_LIST_CAP = env_int("PUBLIC_LIST_CAP", 500)

@@ -360,7 +360,9 @@ def insert_ignoring_duplicates(
     )
 
 
-def lock_for_write(session: Session | scoped_session[Any], key: str) -> None:
+def lock_for_write(
+    session: Session | scoped_session[Any], key: str, *, reread: bool = True
+) -> None:
     """Serialise the use cases that read to decide a write under `key`, in this transaction.
 
     Call it before the reads that decide (is there a "Notes" root yet, would this move make
@@ -376,7 +378,8 @@ def lock_for_write(session: Session | scoped_session[Any], key: str) -> None:
 
     Then pending changes are flushed and the session's loaded rows expired, so every row is
     read again under the lock: a row a concurrent request deleted meanwhile is gone (read
-    ids before the call, and load rows again after it).
+    ids before the call, and load rows again after it). A caller whose decision reads no
+    loaded row (a count by a fresh query) passes `reread=False` and keeps them.
     """
     connection = session.connection()
     if connection.dialect.name == "sqlite":
@@ -387,8 +390,9 @@ def lock_for_write(session: Session | scoped_session[Any], key: str) -> None:
         digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
         lock_id = int.from_bytes(digest, "big", signed=True)
         connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": lock_id})
-    session.flush()
-    session.expire_all()
+    if reread:
+        session.flush()
+        session.expire_all()
 
 
 def lock_rows(session: Session | scoped_session[Any], statement: Select[Any]) -> list[Any]:

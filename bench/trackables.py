@@ -13,7 +13,8 @@
 3. Serves the app with gunicorn (one sync worker, access log off) on a free port, with
    TRUSTED_PROXIES=127.0.0.1 so each lookup can come from an address of its own
    (X-Forwarded-For, from the 198.18.0.0/15 benchmarking range), and SECRET_GUESS_LIMIT
-   raised as a safeguard: a client over the guess budget would measure the 429 path.
+   and SECRET_GUESS_NETWORK_LIMIT raised as a safeguard: a client over the guess budget
+   would measure the 429 path (the addresses share a few /24s).
 4. Times, request by request in turn with its floors (each side going first in turn):
    - `hit`: POST /api/trackables/lookup with a real secret code, anonymous, from a fresh
      client each time (no cookie: every hit opens a new access session and sets the
@@ -95,6 +96,7 @@ def app_config(url: str, **overrides: Any) -> Any:
             "SQLALCHEMY_DATABASE_URI": url,
             "RATELIMIT_ENABLED": False,
             "SECRET_GUESS_LIMIT": GUESS_LIMIT,
+            "SECRET_GUESS_NETWORK_LIMIT": GUESS_LIMIT,
             "TRUSTED_PROXIES": ["127.0.0.1"],
             **overrides,
         }
@@ -258,6 +260,7 @@ def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
         "LOG_LEVEL": "WARNING",
         "RATELIMIT_ENABLED": "false",
         "SECRET_GUESS_LIMIT": str(GUESS_LIMIT),
+        "SECRET_GUESS_NETWORK_LIMIT": str(GUESS_LIMIT),
         "TRUSTED_PROXIES": "127.0.0.1",
     }
     command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"]
@@ -660,13 +663,13 @@ def clean_up(url: str, tag: str, started: datetime) -> None:
     delete_groups(connection, groups)
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM trackable_access_sessions WHERE created_utc >= %s", (started,))
-        cursor.execute("DELETE FROM secret_guess_misses WHERE missed_utc >= %s", (started,))
+        cursor.execute("DELETE FROM budget_spends WHERE spent_utc >= %s", (started,))
     connection.commit()
     connection.autocommit = True
     with connection.cursor() as cursor:
         cursor.execute(
             "VACUUM (ANALYZE) trackables, trackable_codes, trackable_groups, "
-            "trackable_access_sessions, secret_guess_misses"
+            "trackable_access_sessions, budget_spends"
         )
     connection.close()
 

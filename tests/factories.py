@@ -304,6 +304,14 @@ def make_invite_link(
     return link
 
 
+def count_guess_misses() -> int:
+    """Secret code misses counted against clients' guess budgets (one per miss)."""
+    from app.models.trackable import BudgetSpend
+    from app.services.trackables.guesses import CLIENT
+
+    return count_rows(BudgetSpend, BudgetSpend.budget == CLIENT)
+
+
 def count_rows(model: Any, *where: Any) -> int:
     """How many rows of `model` match `where`."""
     from sqlalchemy import func, select

@@ -10,8 +10,8 @@ from app.models.ratelimit import RateLimitCounter
 from app.models.sync import SyncClock, SyncDeparture, SyncNoteMutation
 from app.models.team import Team, TeamInviteLink, TeamMembership
 from app.models.trackable import (
+    BudgetSpend,
     JourneyStop,
-    SecretGuessMiss,
     Trackable,
     TrackableAccessSession,
     TrackableCode,
@@ -27,6 +27,7 @@ from app.models.user import User
 
 __all__ = [
     "Base",
+    "BudgetSpend",
     "Category",
     "ContentImage",
     "ContentReport",
@@ -39,7 +40,6 @@ __all__ = [
     "RateLimitCounter",
     "RecoveryCode",
     "RefreshToken",
-    "SecretGuessMiss",
     "SyncClock",
     "SyncDeparture",
     "SyncNoteMutation",

@@ -335,18 +335,21 @@ Index(
 )
 
 
-class SecretGuessMiss(Base):
-    """A lookup, visit or access-code write that matched nothing, per client: the guess
-    budget counts these in its window (decisions: Trackable codes). In the database, so
-    every worker process shares one count."""
+class BudgetSpend(Base):
+    """One use of a budget kept in the database (services.trackables.budgets): a secret
+    code miss of a client and of its network (decisions: Trackable codes), a creation or a
+    rotation of an account. In the database, so every worker process shares one count."""
 
-    __tablename__ = "secret_guess_misses"
+    __tablename__ = "budget_spends"
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    client_key: Mapped[str] = mapped_column(String(64))
-    missed_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    budget: Mapped[str] = mapped_column(String(32))
+    # Whose budget: a keyed hash of a client address or network, or an account id.
+    subject: Mapped[str] = mapped_column(String(64))
+    spent_utc: Mapped[datetime] = mapped_column(default=utcnow)
 
 
-Index("ix_secret_guess_misses_client", SecretGuessMiss.client_key, SecretGuessMiss.missed_utc)
-# Pruning what left the window reads only the expired rows, however many clients count.
-Index("ix_secret_guess_misses_missed_utc", SecretGuessMiss.missed_utc)
+Index("ix_budget_spends_subject", BudgetSpend.budget, BudgetSpend.subject, BudgetSpend.spent_utc)
+# Pruning what left a budget's window, and the all-clients count of the miss alarm, read
+# only that budget's rows in time order, however many subjects count.
+Index("ix_budget_spends_budget_spent", BudgetSpend.budget, BudgetSpend.spent_utc)

@@ -1,7 +1,7 @@
 """rate limits: Flask-Limiter's fixed-window counters in the database
 
 Revision ID: 3b9e1c7d2a10
-Revises: 3b7e51c0a9d2
+Revises: b3d91e6a4f20
 Create Date: 2026-11-25 18:30:00.000000
 
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = '3b9e1c7d2a10'
-down_revision = '3b7e51c0a9d2'
+down_revision = 'b3d91e6a4f20'
 branch_labels = None
 depends_on = None
 

@@ -207,3 +207,45 @@ def test_a_repeated_account_deletion_is_401_like_the_loser_of_the_race(api):
     response = client.delete("/api/account")
     assert response.status_code == 401
     assert response.get_json()["detail"] == "The bearer token's account no longer exists."
+
+
+# --- budgets: the count and the check are one step -----------------------------------------
+
+
+def test_twenty_parallel_misses_against_a_budget_of_ten_let_exactly_ten_through(app, monkeypatch):
+    app.config["SECRET_GUESS_LIMIT"] = 10
+    finder = make_user()
+    # Every thread stops after its budget check; without one step for the check and the
+    # count all twenty would have read "nothing counted yet" and gone on.
+    stop_after(
+        monkeypatch,
+        "app.services.trackables.lookup.check_budget",
+        threading.Barrier(20, timeout=BARRIER_SECONDS),
+    )
+
+    def miss(number: int) -> Callable[[Any, dict[str, str]], Any]:
+        body = {"code": f"LN-Z{number:05d}"}
+        environ = {"REMOTE_ADDR": "192.0.2.10"}
+        return lambda client, _headers: client.post(
+            "/api/trackables/lookup", json=body, environ_base=environ
+        )
+
+    results = run_together(app, [(finder, miss(number)) for number in range(20)])
+    assert statuses(results) == [200] * 10 + [429] * 10
+    assert all(body["found"] is False for status, body in results if status == 200)
+
+
+def test_parallel_creations_against_a_limit_of_two_let_exactly_two_through(app, monkeypatch):
+    app.config["TRACKABLE_CREATE_LIMIT"] = 2
+    owner = make_user()
+    stop_after(
+        monkeypatch,
+        "app.services.trackables.creation.spend_action",
+        threading.Barrier(4, timeout=BARRIER_SECONDS),
+    )
+
+    def create(client: Any, headers: dict[str, str]) -> Any:
+        return client.post("/api/trackables", json={"name": "Bug"}, headers=headers)
+
+    results = run_together(app, [(owner, create)] * 4)
+    assert statuses(results) == [201, 201, 429, 429]

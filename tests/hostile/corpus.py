@@ -197,6 +197,22 @@ def field_mutations(schema: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         yield "null for a non-nullable field", None
 
 
+# Values refused by a rule the schema cannot state, by field name: (case name, value).
+# Each must be refused with 400 wherever the field is sent.
+NAMED_FIELD_CASES: dict[str, list[tuple[str, Any]]] = {
+    # A bring-your-own secret (decisions: Trackable codes): too short, too common, a
+    # keyboard run, a reserved prefix in any case, a common word behind separators.
+    "secretCode": [
+        ("secret of 5 characters", "Kite5"),
+        ("common password as a secret", "Password1"),
+        ("keyboard run as a secret", "qwertyuiop"),
+        ("digit run as a secret", "1234567890"),
+        ("reserved prefix in lower case", "ln-my-own-code"),
+        ("common word behind separators", "pass_word"),
+    ],
+}
+
+
 def against_pattern(schema: dict[str, Any]) -> str | None:
     """A short text the field's pattern refuses, if one of a few candidates is."""
     if "pattern" not in schema:
@@ -423,6 +439,9 @@ def body_cases(op: Operation) -> Iterator[Case]:
         field_schema = op.resolve(field_schema)
         if field_schema.get("readOnly"):
             continue
+        for label, value in NAMED_FIELD_CASES.get(name, []):
+            body = json.dumps({**base, name: value}).encode()
+            yield Case(f"body {name}: {label}", bad, body=body, content_type=json_type)
         for label, value in field_mutations(field_schema):
             if value is FLOAT_OVERFLOW:
                 body = json.dumps({**base, name: "@"}).encode()

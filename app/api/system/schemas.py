@@ -17,7 +17,23 @@ class RateLimitsSchema(Schema):
 
 
 class GuessBudgetSchema(Schema):
-    attempts = fields.Integer()
+    attempts = fields.Integer(
+        metadata={"description": "Code misses one client (IPv4 address, IPv6 /64) may make."}
+    )
+    network_attempts = fields.Integer(
+        metadata={"description": "Code misses all clients of one IPv4 /24 or IPv6 /48 may make."}
+    )
+    window_minutes = fields.Integer()
+    alarm_misses = fields.Integer(
+        metadata={
+            "description": "Misses of all clients in one window that raise an operator alarm "
+            "(no lockout); 0: never."
+        }
+    )
+
+
+class AccountLimitSchema(Schema):
+    attempts = fields.Integer(metadata={"description": "Per account, within the window."})
     window_minutes = fields.Integer()
 
 
@@ -49,6 +65,12 @@ class LimitsSchema(Schema):
         }
     )
     secret_code_guesses = fields.Nested(GuessBudgetSchema)
+    trackable_creations = fields.Nested(
+        AccountLimitSchema, metadata={"description": "POST /api/trackables."}
+    )
+    secret_rotations = fields.Nested(
+        AccountLimitSchema, metadata={"description": "POST /api/trackables/{id}/secret/rotate."}
+    )
     rate_limits = fields.Nested(RateLimitsSchema)
     report_duplicate_window_minutes = fields.Integer(
         metadata={"description": "A repeated report of the same content within it is one."}

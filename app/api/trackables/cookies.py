@@ -32,8 +32,8 @@ def client_id_for_session() -> str:
     return access_cookie().client_id(request.cookies) or trackables.new_client_id()
 
 
-def guess_client() -> str:
-    """This client's guess-budget key (its address, hashed)."""
+def guess_client() -> trackables.GuessClient:
+    """This client's guess-budget keys (its address and network, hashed)."""
     return trackables.guess_key(client_ip(), current_app.config)
 
 
@@ -58,11 +58,15 @@ def no_store() -> None:
 
 @contextmanager
 def keeping_counted_misses() -> Iterator[None]:
-    """Around a write that may carry an `accessCode`: a code that is not the trackable's is
-    refused (403) yet its miss must stay counted, so it is committed before the refusal
-    goes out (nothing else is written before the code is checked)."""
+    """Around a write that may carry an `accessCode` or bring its own secret code: a code
+    that is not the trackable's (403), or an own secret already in use (400), is refused
+    yet its miss must stay counted, so it is committed before the refusal goes out
+    (nothing else is written before the code is checked)."""
     try:
         yield
+    except trackables.SecretCodeTaken:
+        db.session.commit()
+        raise
     except TrackableError as error:
         if error.code == "trackable_access_code_invalid":
             db.session.commit()

@@ -8,7 +8,7 @@ from uuid import UUID
 
 from flask import current_app
 
-from app.api.trackables.cookies import no_store
+from app.api.trackables.cookies import guess_client, keeping_counted_misses, no_store
 from app.api.trackables.routes import blp
 from app.api.trackables.schemas import (
     PUBLIC_CODE_EXAMPLE,
@@ -81,6 +81,12 @@ def _codes() -> dict[str, Any]:
     }
 
 
+def _budgets() -> dict[str, Any]:
+    """What creation and rotation need for their limits: this address's guess budget (a
+    bring-your-own secret that is taken spends a guess) and the settings."""
+    return {"guess_client": guess_client(), "config": current_app.config}
+
+
 @blp.route("/trackables", methods=["POST"])
 @blp.auth()
 @blp.arguments(TrackableCreateSchema, example=CREATE_EXAMPLE)
@@ -89,11 +95,16 @@ def create_trackable(data: dict) -> Any:
     """Create a trackable
 
     Answers its codes: the public code, and, in this response only, the short secret code
-    and the QR scan URL. `secretCode` empty or absent generates one; your own is 400 on
-    `secretCode` when malformed, reserved (LN, GT, TB) or in use. `teamId` needs an active
-    membership (404 otherwise). `externalLinkUrl` is verified server-side.
+    and the QR scan URL. `secretCode` empty or absent generates one; your own (6 to 64
+    letters, digits, `-`, `_`) is 400 on `secretCode` when malformed, reserved (LN, GT,
+    TB), too common or in use; "in use" counts against this address's guess budget as a
+    lookup miss does, and over that budget a request with its own secret is 429. `teamId`
+    needs an active membership (404 otherwise). `externalLinkUrl` is verified server-side.
+    Each account may create a limited number of trackables in a window (429 with
+    `Retry-After` beyond; `limits.trackableCreations` in `GET /api/system/status`).
     """
-    created = trackables.create_trackable(current_viewer(), **_codes(), **data)
+    with keeping_counted_misses():
+        created = trackables.create_trackable(current_viewer(), **_codes(), **_budgets(), **data)
     db.session.commit()
     return created
 
@@ -134,9 +145,14 @@ def rotate_trackable_secret(data: dict, trackable_id: UUID) -> Any:
     lookup and for `/trackable/{code}`; every client's active session ends, and so do
     the account unlocks of everyone who does not manage it. Answers the new codes, in
     this response only. The body is optional: `secretCode` empty or absent generates one;
-    your own follows the rules of creation (its current secret counts as in use). The
-    public code stays.
+    your own follows the rules of creation (its current secret counts as in use, and "in
+    use" spends a guess). The public code stays. Each account may rotate a limited number
+    of times in a window (429 with `Retry-After` beyond; `limits.secretRotations` in
+    `GET /api/system/status`).
     """
-    rotated = trackables.rotate_secret(current_viewer(), trackable_id, **_codes(), **data)
+    with keeping_counted_misses():
+        rotated = trackables.rotate_secret(
+            current_viewer(), trackable_id, **_codes(), **_budgets(), **data
+        )
     db.session.commit()
     return rotated

@@ -134,9 +134,10 @@ class PublicTrackablesQuerySchema(Schema):
 # --- creation ----------------------------------------------------------------------------
 
 OWN_CODE_RULES = (
-    "Empty or absent: a code is generated. Otherwise your own code: 4-64 letters, digits, "
-    "'-' or '_', not starting with LN, GT or TB (any case), unused by any other trackable; "
-    "matched ignoring case."
+    "Empty or absent: a code is generated. Otherwise your own code: 6-64 letters, digits, "
+    "'-' or '_', not starting with LN, GT or TB (any case), not one of the commonest "
+    "passwords, words, names or sequences, unused by any other trackable (a code in use "
+    "counts against this address's guess budget); matched ignoring case."
 )
 # Examples of secret codes and QR tokens are masked with `*`, which no real code contains,
 # so that no example is a working code (and no client ships a well-known one).

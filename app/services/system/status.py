@@ -106,7 +106,17 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
         "sync_push_link_budget_seconds": config["SYNC_PUSH_LINK_BUDGET_SECONDS"],
         "secret_code_guesses": {
             "attempts": config["SECRET_GUESS_LIMIT"],
+            "network_attempts": config["SECRET_GUESS_NETWORK_LIMIT"],
             "window_minutes": config["SECRET_GUESS_WINDOW_MINUTES"],
+            "alarm_misses": config["SECRET_GUESS_ALARM_MISSES"],
+        },
+        "trackable_creations": {
+            "attempts": config["TRACKABLE_CREATE_LIMIT"],
+            "window_minutes": config["TRACKABLE_CREATE_WINDOW_MINUTES"],
+        },
+        "secret_rotations": {
+            "attempts": config["SECRET_ROTATE_LIMIT"],
+            "window_minutes": config["SECRET_ROTATE_WINDOW_MINUTES"],
         },
         "rate_limits": {
             "login": config["RATE_LIMIT_LOGIN"],

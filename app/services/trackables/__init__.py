@@ -14,6 +14,7 @@ from app.services.trackables.active import (
     set_status_message,
 )
 from app.services.trackables.attaching import attach_to_note
+from app.services.trackables.budgets import LimitExceeded
 from app.services.trackables.code_keys import (
     CodeKeyMismatch,
     check_code_keys,
@@ -37,8 +38,14 @@ from app.services.trackables.creation import (
     create_trackable,
 )
 from app.services.trackables.groups import GroupMembership, attach_to_group, detach_from_group
-from app.services.trackables.guesses import GuessBudgetExceeded, check_budget, count_miss, guess_key
-from app.services.trackables.issuing import IssuedCodes
+from app.services.trackables.guesses import (
+    GuessBudgetExceeded,
+    GuessClient,
+    check_budget,
+    count_miss,
+    guess_key,
+)
+from app.services.trackables.issuing import IssuedCodes, SecretCodeTaken
 from app.services.trackables.journey import record_stop
 from app.services.trackables.lookup import (
     SITE_LANGUAGES,
@@ -100,11 +107,14 @@ __all__ = [
     "Credential",
     "GroupMembership",
     "GuessBudgetExceeded",
+    "GuessClient",
     "IssuedCodes",
     "IssuedTrackable",
+    "LimitExceeded",
     "LookupResult",
     "MyWatches",
     "NoteAtPoint",
+    "SecretCodeTaken",
     "StopView",
     "TrackableList",
     "TrackableRelation",

@@ -17,6 +17,10 @@ Typed codes are normalised before hashing: trimmed, upper-cased, and in the body
 system code O->0, I->1, L->1, S->5, U->V (the alphabet has none of those letters).
 Bring-your-own secrets are compared case-insensitively without that mapping; QR tokens
 exactly. Lookup tries every form a typed text can be, so it never assumes a length.
+
+A bring-your-own secret has 6-64 letters, digits, `-` or `_`, and is not one of the
+commonest passwords, words, names or sequences (app/data/common_secrets.txt, loaded once;
+compared ignoring case, and again without its `-` and `_`).
 """
 
 from __future__ import annotations
@@ -28,12 +32,15 @@ import secrets
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from typing import Any
 
 ALPHABET = "0123456789ABCDEFGHJKMNPQRTVWXYZ"
 TYPO_MAP = str.maketrans({"O": "0", "I": "1", "L": "1", "S": "5", "U": "V"})
 QR_ALPHABET = string.ascii_letters + string.digits + "-_"
-BYO_SHAPE = re.compile(r"^[A-Za-z0-9_-]{4,64}$")
+BYO_SHAPE = re.compile(r"^[A-Za-z0-9_-]{6,64}$")
+BYO_SEPARATORS = str.maketrans("", "", "-_")
 
 
 @dataclass(frozen=True)
@@ -124,15 +131,32 @@ def key_fingerprint(key: bytes) -> str:
     return _hmac(key, "location-notes trackable code key fingerprint")
 
 
+@cache
+def common_secrets() -> frozenset[str]:
+    """The shipped list of secrets too common to bring, lower-cased."""
+    text = resources.files("app.data").joinpath("common_secrets.txt").read_text("utf-8")
+    return frozenset(
+        line.strip().lower() for line in text.splitlines() if line and not line.startswith("#")
+    )
+
+
+def is_common_secret(code: str) -> bool:
+    lowered = code.lower()
+    common = common_secrets()
+    return lowered in common or lowered.translate(BYO_SEPARATORS) in common
+
+
 def byo_problem(settings: CodeSettings, code: str) -> str | None:
     """Why a bring-your-own secret is refused by its shape, or None (uniqueness is the
-    database's to say)."""
+    database's to say, and costs a guess: see issuing)."""
     if not BYO_SHAPE.fullmatch(code):
-        return "A secret code has 4 to 64 letters, digits, '-' or '_'."
+        return "A secret code has 6 to 64 letters, digits, '-' or '_'."
     upper = code.upper()
     for prefix in settings.reserved_prefixes:
         if upper.startswith(prefix):
             return f"A secret code of your own must not start with {prefix}."
+    if is_common_secret(code):
+        return "This secret code is too common to keep anything secret; choose another."
     return None
 
 

@@ -7,6 +7,10 @@ decisions: Trackable codes, Responses the contract leaves open).
   creation: the creator is the owner, `teamId` its team.
 - `teamId` needs an active membership of that team (404 otherwise, as team routes do).
 - External links are verified server-side (services.shared.links).
+- Each account may create TRACKABLE_CREATE_LIMIT trackables in
+  TRACKABLE_CREATE_WINDOW_MINUTES (429 beyond), counted in the database (budgets.py); a
+  creation refused because its own secret is taken counts too. A bring-your-own secret
+  passes issuing.check_own_secret (its "taken" refusal spends a guess).
 - A group is named with letters, numbers and spaces; its slug (lowercase, spaces as
   underscores) is unique and fixed. Its items are made together with it, unactivated
   unless `activateImmediately`, which copies the group's defaults onto each item (an
@@ -17,8 +21,10 @@ decisions: Trackable codes, Responses the contract leaves open).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import exc, func, select
 
@@ -34,8 +40,15 @@ from app.models.trackable import (
 )
 from app.policies import teams as team_policy
 from app.services.shared import links
+from app.services.trackables.budgets import CREATE, check_action, spend_action
 from app.services.trackables.codes import CodeSettings, byo_problem
-from app.services.trackables.issuing import IssuedCodes, add_many_with_codes, add_with_codes
+from app.services.trackables.guesses import GuessClient
+from app.services.trackables.issuing import (
+    IssuedCodes,
+    add_many_with_codes,
+    add_with_codes,
+    check_own_secret,
+)
 
 GROUP_NAME_TAKEN = "A trackable group with this name already exists."
 
@@ -106,13 +119,15 @@ def _checked_team(viewer: Viewer, team_id: uuid.UUID | None) -> uuid.UUID | None
     return team_id
 
 
-def _checked_secret_shape(settings: CodeSettings, secret_code: str | None) -> None:
-    """Refuse a malformed bring-your-own secret before anything else is done (the link
-    check fetches a page); its uniqueness is checked when it is stored."""
+def checked_secret_shape(settings: CodeSettings, secret_code: str | None) -> str:
+    """The bring-your-own secret, trimmed ("" for a generated one), refused when malformed
+    before anything else is done (the link check fetches a page). Its uniqueness is
+    `check_own_secret`'s."""
     custom = (secret_code or "").strip()
     problem = byo_problem(settings, custom) if custom else None
     if problem:
         raise ValidationFailed({"secretCode": [problem]})
+    return custom
 
 
 def create_trackable(
@@ -120,6 +135,8 @@ def create_trackable(
     *,
     settings: CodeSettings,
     base_url: str,
+    guess_client: GuessClient,
+    config: Mapping[str, Any],
     name: str,
     description: str | None = None,
     external_link_url: str | None = None,
@@ -130,11 +147,16 @@ def create_trackable(
     activate_immediately: bool = False,
     secret_code: str | None = None,
 ) -> CreatedTrackable:
-    """One trackable with its codes (secret generated, or the caller's own)."""
+    """One trackable with its codes (secret generated, or the caller's own). `guess_client`
+    is the guess budget of the caller's address, `config` the settings of the budgets."""
     user_id = viewer.account.id
     team_id = _checked_team(viewer, team_id)
-    _checked_secret_shape(settings, secret_code)
+    custom = checked_secret_shape(settings, secret_code)
+    check_action(CREATE, user_id, config)  # refused before the link check fetches a page
     url, link_description = links.checked_link(external_link_url, external_link_description)
+    spend_action(CREATE, user_id, config)
+    if custom:
+        check_own_secret(settings, custom, guess_client, config)
     now = utcnow()
     _open_transaction()
     trackable = Trackable(

@@ -4,7 +4,11 @@ normalised form in `trackable_codes`.
 
 Uniqueness is the database's: every code is inserted under a savepoint, and a generated
 code that collides with any existing code (of any kind, even one inserted a moment ago by
-a concurrent request) is drawn again. A bring-your-own secret that collides is refused.
+a concurrent request) is drawn again. A bring-your-own secret is first checked by
+`check_own_secret`: one some trackable already uses is refused (400 `SecretCodeTaken`),
+and that refusal spends a guess of the caller's guess budget as a lookup miss does (over
+the budget: 429, taken or free), so secrets cannot be tested for free. One that collides
+only at its insert (a concurrent request took it a moment ago) is refused too.
 The items of a group are inserted together, in two multi-row statements under one
 savepoint (`add_many_with_codes`); in the rare case anything collides, that savepoint
 goes back and each item is added on its own as above.
@@ -13,8 +17,9 @@ The plain secret and token leave this module once, in the create (or rotate) res
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import exc, insert, select
 
@@ -32,9 +37,34 @@ from app.services.trackables.codes import (
     new_secret_code,
     normalise_byo,
 )
+from app.services.trackables.guesses import GuessClient, check_budget, count_miss
 
 ATTEMPTS = 8  # a collision of 31^6 codes is rare; eight in a row means something is wrong
 SECRET_TAKEN = "This secret code is already in use; choose another."  # noqa: S105 - a message
+
+
+class SecretCodeTaken(ValidationFailed):
+    """400 on `secretCode`: the bring-your-own secret is in use. Its miss is counted in the
+    request's transaction, which holds nothing else yet: the route commits it before the
+    refusal goes out."""
+
+    def __init__(self) -> None:
+        super().__init__({"secretCode": [SECRET_TAKEN]})
+
+
+def check_own_secret(
+    settings: CodeSettings, secret_code: str, guess_client: GuessClient, config: Mapping[str, Any]
+) -> None:
+    """Before anything is written: 429 when the caller is over its guess budget (whether
+    the secret is taken or not, or the refusal would answer), else SecretCodeTaken, with a
+    miss counted, when any code (a secret, or the trackable's own current one) is it."""
+    check_budget(guess_client, config)
+    taken = select(TrackableCode.code_hash).where(  # under every key of the chain
+        TrackableCode.code_hash.in_(chain_hashes(settings, normalise_byo(secret_code)))
+    )
+    if db.session.scalar(taken) is not None:
+        count_miss(guess_client, config)
+        raise SecretCodeTaken
 
 
 @dataclass(frozen=True)
@@ -180,18 +210,14 @@ def replace_secrets(
 ) -> IssuedCodes:
     """New secret and QR token for a trackable whose old ones leaked: the old ones stop
     matching at once (their rows go in the same transaction). A bring-your-own secret
-    follows the rules of creation; the trackable's own current secret counts as in use,
-    or "rotating" to it would leave the leaked code working."""
+    follows the rules of creation and has passed `check_own_secret`, for which the
+    trackable's own current secret counts as in use, or "rotating" to it would leave the
+    leaked code working."""
     custom = (secret_code or "").strip()
     if custom:
         problem = byo_problem(settings, custom)
         if problem:
             raise ValidationFailed({"secretCode": [problem]})
-        taken = select(TrackableCode.code_hash).where(
-            TrackableCode.code_hash.in_(chain_hashes(settings, normalise_byo(custom)))
-        )
-        if db.session.scalar(taken) is not None:
-            raise ValidationFailed({"secretCode": [SECRET_TAKEN]})
     db.session.query(TrackableCode).filter(
         TrackableCode.trackable_id == trackable.id, TrackableCode.kind != CodeKind.PUBLIC
     ).delete(synchronize_session=False)

@@ -31,7 +31,7 @@ from app.models.trackable import CodeKind, Trackable, TrackableCode
 from app.policies import trackables as policy
 from app.services.trackables import codes
 from app.services.trackables.codes import CodeSettings
-from app.services.trackables.guesses import check_budget, count_miss
+from app.services.trackables.guesses import GuessClient, check_budget, count_miss
 from app.services.trackables.sessions import client_key, open_session, record_unlock
 
 # The languages the website renders trackable pages in, the first being the default.
@@ -126,7 +126,7 @@ def lookup_code(
     *,
     lang: str,
     client_id: str,
-    guess_client: str,
+    guess_client: GuessClient,
     config: Mapping[str, Any],
 ) -> LookupResult:
     """One lookup of a typed or scanned code (see the module docstring). `client_id` is

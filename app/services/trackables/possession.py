@@ -40,7 +40,7 @@ from app.models.trackable import CodeKind, JourneyStop, Trackable, TrackableComm
 from app.policies import trackables as policy
 from app.services.shared.mutations import payload_hash
 from app.services.trackables.codes import CodeSettings
-from app.services.trackables.guesses import check_budget, count_miss
+from app.services.trackables.guesses import GuessClient, check_budget, count_miss
 from app.services.trackables.lookup import resolve
 from app.services.trackables.sessions import record_unlock
 
@@ -50,10 +50,10 @@ CLOCK_SKEW = timedelta(minutes=5)
 @dataclass(frozen=True)
 class Credential:
     """What an anonymous writer may present besides its session: the code it sent (or
-    None), the guess-budget key of its address, and the app's settings."""
+    None), the guess-budget keys of its address, and the app's settings."""
 
     access_code: str | None
-    guess_client: str
+    guess_client: GuessClient
     config: Mapping[str, Any]
 
 

@@ -5,11 +5,17 @@ The old secret and QR token stop matching at once (their code rows go), every ac
 secret session of the trackable ends, and so do the account unlocks of everyone who does
 not manage it: they have to present the new secret to open it again. The public code
 stays.
+
+Each account may rotate SECRET_ROTATE_LIMIT times in SECRET_ROTATE_WINDOW_MINUTES (429
+beyond), counted in the database; a bring-your-own secret follows the rules of creation,
+and its "taken" refusal spends a guess (issuing.check_own_secret).
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
 from sqlalchemy import delete, select
 
@@ -19,9 +25,11 @@ from app.models.base import utcnow
 from app.models.team import MembershipStatus, TeamMembership
 from app.models.trackable import Trackable, TrackableAccessSession, TrackableUnlock
 from app.policies import trackables as policy
+from app.services.trackables.budgets import ROTATE, spend_action
 from app.services.trackables.codes import CodeSettings
-from app.services.trackables.creation import IssuedTrackable
-from app.services.trackables.issuing import replace_secrets
+from app.services.trackables.creation import IssuedTrackable, checked_secret_shape
+from app.services.trackables.guesses import GuessClient
+from app.services.trackables.issuing import check_own_secret, replace_secrets
 
 
 def _manager_ids(trackable: Trackable) -> set[uuid.UUID]:
@@ -47,13 +55,21 @@ def rotate_secret(
     *,
     settings: CodeSettings,
     base_url: str,
+    guess_client: GuessClient,
+    config: Mapping[str, Any],
     secret_code: str | None = None,
 ) -> IssuedTrackable:
     """New secret (generated, or the caller's own) and QR token: 404 when the trackable is
-    not visible, 403 `trackable_request_rejected` for a viewer who does not manage it."""
+    not visible, 403 `trackable_request_rejected` for a viewer who does not manage it, 429
+    over the account's rotation limit (or, for its own secret, the address's guess
+    budget)."""
     trackable = policy.get_visible(viewer, trackable_id)
     policy.require_manage(viewer, trackable)
-    codes = replace_secrets(trackable, settings, secret_code=secret_code)
+    custom = checked_secret_shape(settings, secret_code)
+    spend_action(ROTATE, viewer.account.id, config)
+    if custom:
+        check_own_secret(settings, custom, guess_client, config)
+    codes = replace_secrets(trackable, settings, secret_code=custom)
     db.session.execute(
         delete(TrackableAccessSession).where(TrackableAccessSession.trackable_id == trackable.id)
     )

@@ -57,7 +57,14 @@ def test_status_publishes_limits(api):
     assert limits["publicListCap"] == 500
     assert limits["nearbyDefaultRadiusKm"] == 5
     assert limits["trackablesPerGroupMax"] == 100
-    assert limits["secretCodeGuesses"] == {"attempts": 10, "windowMinutes": 10}
+    assert limits["secretCodeGuesses"] == {
+        "attempts": 10,
+        "networkAttempts": 30,
+        "windowMinutes": 10,
+        "alarmMisses": 500,
+    }
+    assert limits["trackableCreations"] == {"attempts": 30, "windowMinutes": 60}
+    assert limits["secretRotations"] == {"attempts": 10, "windowMinutes": 60}
     assert limits["maxFormParts"] == 1000
     assert limits["maxFormFieldBytes"] == 500_000
 

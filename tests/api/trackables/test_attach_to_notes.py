@@ -10,11 +10,12 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models.enums import NoteVisibility
-from app.models.trackable import JourneyStop, SecretGuessMiss, TrackableVisibility, note_trackables
+from app.models.trackable import JourneyStop, TrackableVisibility, note_trackables
 from tests.api.trackables.conftest import open_session
 from tests.conftest import ApiClient, assert_problem
 from tests.factories import (
     codes_of,
+    count_guess_misses,
     count_rows,
     make_note,
     make_team,
@@ -87,7 +88,7 @@ def test_a_public_code_or_a_code_matching_nothing_is_invalid(api, olga, note, bu
     response = attach(api, note, olga, trackableSecretCodes=sent)
     assert_problem(response, 403, code="trackable_access_code_invalid")
     assert attached(note) == []
-    assert count_rows(SecretGuessMiss) == 1
+    assert count_guess_misses() == 1
 
 
 def test_an_unactivated_trackable_is_not_attached(api, olga, note):

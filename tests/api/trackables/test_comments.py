@@ -13,10 +13,10 @@ from sqlalchemy import delete, select
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.team import TeamMembership
-from app.models.trackable import SecretGuessMiss, TrackableComment, TrackableVisibility
+from app.models.trackable import TrackableComment, TrackableVisibility
 from tests.api.trackables.conftest import open_session
 from tests.conftest import assert_problem
-from tests.factories import codes_of, count_rows, make_trackable, make_user
+from tests.factories import codes_of, count_guess_misses, count_rows, make_trackable, make_user
 
 
 def comments_url(trackable) -> str:
@@ -132,12 +132,12 @@ def test_a_wrong_code_counts_against_the_guess_budget(api, cast):
         403,
         code="trackable_access_code_invalid",
     )
-    assert count_rows(SecretGuessMiss) == 1
+    assert count_guess_misses() == 1
 
 
 def test_a_right_code_counts_nothing(api, cast):
     assert post_comment(api, cast.trackable, accessCode=cast.secret).status_code == 201
-    assert count_rows(SecretGuessMiss) == 0
+    assert count_guess_misses() == 0
 
 
 def test_a_client_over_its_guess_budget_is_refused_even_with_the_right_code(app, api, cast):

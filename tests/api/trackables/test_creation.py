@@ -276,7 +276,7 @@ def test_a_bring_your_own_secret_gets_no_character_mapping(app, api, alice):
 @pytest.mark.parametrize(
     "secret",
     [
-        "abc",  # shorter than 4
+        "abcde",  # shorter than 6
         "x" * 65,  # longer than 64
         "with space",
         "bang!code",
@@ -291,10 +291,11 @@ def test_a_malformed_bring_your_own_secret_is_400_on_secret_code(api, alice, sec
     assert count(Trackable) == 0
 
 
-@pytest.mark.parametrize("length", [4, 64])
-def test_a_bring_your_own_secret_of_4_to_64_characters_is_accepted(api, alice, length):
-    item = only_item(create(api, alice, secretCode="k" * length))
-    assert item["secretCode"] == "k" * length
+@pytest.mark.parametrize("secret", ["Kite-7", "k7-" * 21 + "k"])
+def test_a_bring_your_own_secret_of_6_to_64_characters_is_accepted(api, alice, secret):
+    assert len(secret) in (6, 64)
+    item = only_item(create(api, alice, secretCode=secret))
+    assert item["secretCode"] == secret
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ from urllib.parse import quote
 import pytest
 
 from app.extensions import db
-from app.models.trackable import SecretGuessMiss, TrackableAccessSession, TrackableVisibility
-from tests.factories import codes_of, count_rows, make_trackable, make_user
+from app.models.trackable import TrackableAccessSession, TrackableVisibility
+from tests.factories import codes_of, count_guess_misses, count_rows, make_trackable, make_user
 
 COOKIE = "ln_trackable_access"
 SECRET = "LN5V10AB01"
@@ -212,7 +212,7 @@ def test_the_form_answers_a_miss_with_the_miss_page_and_counts_it(api, trackable
     assert "LN7777777Z" not in text
     assert "<b>" not in text
     assert forms_of(text)[0]["action"] == "/trackable"
-    assert count_rows(SecretGuessMiss) == 1
+    assert count_guess_misses() == 1
     assert response.headers["Cache-Control"] == "no-store"
 
 
@@ -222,7 +222,7 @@ def test_an_empty_form_asks_for_a_code_without_counting_a_miss(api, trackable, d
     assert response.status_code == 400
     assert response.mimetype == "text/html"
     assert forms_of(response.get_data(as_text=True))[0]["action"] == "/trackable"
-    assert count_rows(SecretGuessMiss) == 0
+    assert count_guess_misses() == 0
 
 
 @pytest.mark.parametrize(
@@ -266,13 +266,13 @@ def test_a_miss_counts_toward_the_guess_budget_and_a_hit_does_not(api, trackable
     visit(api, "<script>x</script>")
     visit(api, PUBLIC)
     visit(api, SECRET)
-    assert count_rows(SecretGuessMiss) == 2
+    assert count_guess_misses() == 2
 
 
 def test_an_unknown_route_below_trackable_stays_a_problem_404(api):
     response = api.get("/trackable/")
     assert response.status_code == 404
-    assert count_rows(SecretGuessMiss) == 0
+    assert count_guess_misses() == 0
 
 
 # --- logs --------------------------------------------------------------------------------

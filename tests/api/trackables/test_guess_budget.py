@@ -7,6 +7,7 @@ published in GET /api/system/status under `limits`."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import pytest
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models.trackable import SecretGuessMiss
+from app.models.trackable import BudgetSpend
 from tests.conftest import assert_problem
 from tests.factories import codes_of, count_rows, make_trackable, make_user
 
@@ -30,6 +31,7 @@ NEIGHBOUR = "198.51.100.20"
 LIMIT = 10
 WINDOW = timedelta(minutes=10)
 REPO = Path(__file__).resolve().parents[3]
+GUESSES = "secret-guess"  # the budget's name in the spends table
 
 
 @pytest.fixture
@@ -83,8 +85,8 @@ def assert_refused(response) -> int:
 
 def age_misses(by: timedelta) -> None:
     """Move every stored miss `by` into the past (instead of waiting)."""
-    for row in db.session.scalars(select(SecretGuessMiss)):
-        row.missed_utc -= by
+    for row in db.session.scalars(select(BudgetSpend)):
+        row.spent_utc -= by
     db.session.commit()
 
 
@@ -113,7 +115,7 @@ def test_the_eleventh_website_miss_is_an_html_429_with_retry_after(api, trackabl
 def test_ten_misses_are_within_the_budget(api, trackable):
     use_budget(api, times=LIMIT - 1)
     assert_counted_miss(miss(api, number=50))
-    assert count_rows(SecretGuessMiss) == LIMIT
+    assert count_rows(BudgetSpend, BudgetSpend.budget == GUESSES) == LIMIT
 
 
 def test_misses_of_lookups_and_visits_share_one_budget(api, trackable):
@@ -153,14 +155,14 @@ def test_refused_requests_do_not_count(api, trackable):
     use_budget(api)
     for number in range(5):
         assert_refused(miss(api, number=100 + number))
-    assert count_rows(SecretGuessMiss) == LIMIT
+    assert count_rows(BudgetSpend, BudgetSpend.budget == GUESSES) == LIMIT
 
 
 def test_a_validation_failure_is_not_a_miss(api, trackable):
     for _ in range(LIMIT + 2):
         response = api.post(LOOKUP, json={"code": "  "}, environ_base={"REMOTE_ADDR": HOME})
         assert_problem(response, 400)
-    assert count_rows(SecretGuessMiss) == 0
+    assert count_rows(BudgetSpend) == 0
 
 
 # --- per client --------------------------------------------------------------------------
@@ -191,9 +193,125 @@ def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget(app, ap
 
 def test_the_budget_keeps_no_raw_address(api, trackable):
     use_budget(api, times=2)
-    keys = list(db.session.scalars(select(SecretGuessMiss.client_key)))
-    assert len(keys) == 2
-    assert all(HOME not in key for key in keys)
+    keys = list(db.session.scalars(select(BudgetSpend.subject)))
+    assert len(keys) == 4  # each miss counts for the address and for its network
+    assert not any(part in key for key in keys for part in (HOME, "192.0.2"))
+
+
+# --- networks: IPv6 by /64, a network's larger allowance ---------------------------------
+
+NETWORK_LIMIT = 30
+
+
+def behind_proxy(app) -> str:
+    app.config["TRUSTED_PROXIES"] = ["10.0.0.0/8"]
+    return "10.1.2.3"
+
+
+def forwarded_miss(api, proxy: str, client: str, number: int):
+    return miss(api, ip=proxy, number=number, headers={"X-Forwarded-For": client})
+
+
+def test_every_address_of_one_ipv6_64_shares_one_budget(app, api, trackable):
+    proxy = behind_proxy(app)
+    statuses = [
+        forwarded_miss(api, proxy, f"2001:db8:1:2:{number:x}::1", number).status_code
+        for number in range(200)
+    ]
+    assert statuses[:LIMIT] == [200] * LIMIT
+    assert set(statuses[LIMIT:]) == {429}
+
+
+def test_an_ipv6_address_is_counted_by_its_64_written_any_way(app, api, trackable):
+    proxy = behind_proxy(app)
+    forms = ["2001:db8:0:1::5", "2001:DB8:0:1:0:0:0:6", "2001:0db8:0000:0001:ffff::7"]
+    for number in range(LIMIT):
+        assert_counted_miss(forwarded_miss(api, proxy, forms[number % 3], number))
+    assert_refused(forwarded_miss(api, proxy, "2001:db8:0:1:abcd::1", 99))
+    assert_counted_miss(forwarded_miss(api, proxy, "2001:db8:0:2::1", 100))  # next /64
+
+
+def test_the_addresses_of_one_ipv4_24_share_the_larger_network_allowance(app, api, trackable):
+    proxy = behind_proxy(app)
+    statuses = [
+        forwarded_miss(api, proxy, f"203.0.113.{number}", number).status_code
+        for number in range(200)
+    ]
+    assert statuses[:NETWORK_LIMIT] == [200] * NETWORK_LIMIT
+    assert set(statuses[NETWORK_LIMIT:]) == {429}
+    assert_counted_miss(forwarded_miss(api, proxy, "203.0.114.1", 999))  # the next /24
+
+
+def test_an_ipv4_address_keeps_its_own_budget_within_its_network(app, api, trackable):
+    proxy = behind_proxy(app)
+    for number in range(LIMIT):
+        assert_counted_miss(forwarded_miss(api, proxy, "203.0.113.7", number))
+    assert_refused(forwarded_miss(api, proxy, "203.0.113.7", 99))
+    assert_counted_miss(forwarded_miss(api, proxy, "203.0.113.8", 100))
+
+
+def test_the_64s_of_one_ipv6_48_share_the_network_allowance(app, api, trackable):
+    proxy = behind_proxy(app)
+    statuses = [
+        forwarded_miss(api, proxy, f"2001:db8:7:{number:x}::1", number).status_code
+        for number in range(200)
+    ]
+    assert statuses[:NETWORK_LIMIT] == [200] * NETWORK_LIMIT
+    assert set(statuses[NETWORK_LIMIT:]) == {429}
+
+
+def test_an_ipv4_mapped_ipv6_address_counts_as_its_ipv4_address(app, api, trackable):
+    proxy = behind_proxy(app)
+    for number in range(LIMIT):
+        assert_counted_miss(forwarded_miss(api, proxy, "::ffff:198.51.100.9", number))
+    assert_refused(forwarded_miss(api, proxy, "198.51.100.9", 99))
+
+
+def test_a_forwarded_address_that_is_no_address_is_counted_as_written(app, api, trackable):
+    proxy = behind_proxy(app)
+    for number in range(LIMIT):
+        assert_counted_miss(forwarded_miss(api, proxy, "not-an-address", number))
+    assert_refused(forwarded_miss(api, proxy, "not-an-address", 99))
+    assert_counted_miss(forwarded_miss(api, proxy, "also-not-one", 100))
+
+
+# --- the alarm ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_alarm(monkeypatch):
+    """This process has raised no alarm yet (it raises one per window)."""
+    from app.services.trackables import guesses
+
+    monkeypatch.setattr(guesses, "_alarm", guesses._Alarm())
+
+
+def test_misses_far_above_normal_raise_an_alarm_but_lock_nobody_out(
+    app, api, trackable, caplog, fresh_alarm
+):
+    from app import metrics
+
+    app.config["SECRET_GUESS_ALARM_MISSES"] = 25
+    alarms = metrics.counter("secret_guess_alarms_total")
+    before = alarms.value
+    with caplog.at_level(logging.WARNING, logger="app"):
+        for number in range(30):
+            assert_counted_miss(miss(api, ip=f"198.18.{number}.1", number=number))
+    warnings = [r for r in caplog.records if "across all clients" in r.getMessage()]
+    assert len(warnings) == 1  # once per window, not once per miss
+    assert warnings[0].levelno == logging.WARNING
+    assert alarms.value == before + 1
+    # No global lockout: a fresh client still finds what it looks for.
+    response = api.post(LOOKUP, json={"code": SECRET}, environ_base={"REMOTE_ADDR": NEIGHBOUR})
+    assert response.get_json()["found"] is True
+
+
+def test_misses_below_the_alarm_threshold_raise_none(app, api, trackable, caplog, fresh_alarm):
+    app.config["SECRET_GUESS_ALARM_MISSES"] = 25
+    with caplog.at_level(logging.WARNING, logger="app"):
+        for number in range(20):
+            assert_counted_miss(miss(api, ip=f"198.18.{number}.1", number=number))
+    assert not [r for r in caplog.records if "across all clients" in r.getMessage()]
 
 
 # --- the window --------------------------------------------------------------------------
@@ -230,14 +348,17 @@ def test_the_budget_is_published_in_the_system_status(api):
     assert response.status_code == 200
     assert response.get_json()["limits"]["secretCodeGuesses"] == {
         "attempts": LIMIT,
+        "networkAttempts": NETWORK_LIMIT,
         "windowMinutes": 10,
+        "alarmMisses": 500,
     }
 
 
 def test_the_published_numbers_are_the_ones_enforced(app, api, trackable):
     app.config.update(SECRET_GUESS_LIMIT=3, SECRET_GUESS_WINDOW_MINUTES=2)
     published = api.get("/api/system/status").get_json()["limits"]["secretCodeGuesses"]
-    assert published == {"attempts": 3, "windowMinutes": 2}
+    assert published["attempts"] == 3
+    assert published["windowMinutes"] == 2
     use_budget(api, times=3)
     seconds = retry_after(miss(api, number=99))
     assert 1 <= seconds <= 120
@@ -331,7 +452,7 @@ def test_two_processes_share_one_budget(api, database_url, tmp_path, trackable):
             second.send(5)
             assert first.statuses() == [200] * 5
             assert second.statuses() == [200] * 5
-            assert count_rows(SecretGuessMiss) == LIMIT
+            assert count_rows(BudgetSpend, BudgetSpend.budget == GUESSES) == LIMIT
             # Neither process saw more than five misses itself, yet the eleventh is refused
             # in either, and in this process too.
             first.send(1)

@@ -16,7 +16,14 @@ from app.models.trackable import JourneyStop, TrackableVisibility
 from app.services.trackables import record_stop
 from tests.api.trackables.conftest import open_session
 from tests.conftest import assert_problem
-from tests.factories import codes_of, count_rows, make_note, make_trackable, make_user
+from tests.factories import (
+    codes_of,
+    count_guess_misses,
+    count_rows,
+    make_note,
+    make_trackable,
+    make_user,
+)
 
 BERLIN = {"latitude": 52.52, "longitude": 13.405}
 READ_SHAPE = {
@@ -284,10 +291,8 @@ def test_an_unactivated_trackable_takes_no_stop(api):
 
 
 def test_a_wrong_code_for_a_stop_counts_against_the_guess_budget(api, cast):
-    from app.models.trackable import SecretGuessMiss
-
     post_stop(api, cast.trackable, accessCode="LNZZZZZZZZ")
-    assert count_rows(SecretGuessMiss) == 1
+    assert count_guess_misses() == 1
 
 
 @pytest.mark.parametrize(

@@ -397,7 +397,7 @@ def test_a_reserved_prefix_is_400_on_secret_code_and_nothing_changes(api, owner,
     assert_nothing_rotated(api, trackable)
 
 
-@pytest.mark.parametrize("secret", ["abc", "x" * 65, "with space", "dot.code"])
+@pytest.mark.parametrize("secret", ["abcde", "x" * 65, "with space", "dot.code", "qwerty123"])
 def test_a_malformed_own_secret_is_400_and_nothing_changes(api, owner, trackable, secret):
     problem = assert_problem(rotate(api, owner, trackable, secretCode=secret), 400)
     assert "secretCode" in problem["errors"]

@@ -48,8 +48,13 @@ REFUSED_CODES = ("LNq7Zr4Kx2", "tb-Heron-55", "Gt_Plover_8", "has space 9Wx")
 @pytest.fixture
 def app_overrides():
     # The crawl tries retired codes and other systems' codes on purpose: keep the guess
-    # budget (its own tests are elsewhere) out of the way.
-    return {"SECRET_GUESS_LIMIT": 10_000}
+    # budget and the creation and rotation limits (their own tests are elsewhere) out of
+    # the way.
+    return {
+        "SECRET_GUESS_LIMIT": 10_000,
+        "TRACKABLE_CREATE_LIMIT": 10_000,
+        "SECRET_ROTATE_LIMIT": 10_000,
+    }
 
 
 @dataclass
