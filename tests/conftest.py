@@ -129,7 +129,10 @@ def _reset_app(app: Flask, tmp_path: Path) -> None:
     app.config.update(IMAGE_ROOT=tmp_path / "images", MAP_TILE_ROOT=tmp_path / "tiles")
     app.extensions.clear()  # the mail outbox, hooks a test replaced
     app.extensions.update(extensions)
-    limiter.reset()
+    # The limiter is one per process: its storage is that of the app made last, which
+    # may count in a database (database://, the default), read through the current app.
+    with app.app_context():
+        limiter.reset()
 
 
 @pytest.fixture
