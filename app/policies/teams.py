@@ -103,12 +103,15 @@ def require_member(viewer: Viewer, team_id: uuid.UUID) -> Team:
 
 def require_own_team(viewer: Viewer, team_id: uuid.UUID) -> Team:
     """A team named in a request body as the caller's own (a trackable's `teamId`): one of
-    the caller's active teams, else 404 whatever its page (not a workspace route: nothing
-    is learnt about a team by naming it)."""
-    team = db.session.get(Team, team_id) if viewer.is_member_of(team_id) else None
-    if team is None:
-        raise _not_found()
-    return team
+    the caller's active teams. A team the caller can see (a public page, or a record of
+    their own with it) but is no active member of is 403: seen, not theirs to act for; one
+    they cannot see is 404 (decisions: hide, don't forbid)."""
+    if viewer.is_member_of(team_id):
+        team = db.session.get(Team, team_id)
+        if team is not None:
+            return team
+    team, _own = get_visible_team(viewer, team_id)
+    raise Forbidden("Only the team's active members may act for it.")
 
 
 def require_admin(viewer: Viewer, team_id: uuid.UUID) -> Team:

@@ -25,7 +25,7 @@ from sqlalchemy import and_, exists, false, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.auth import Viewer
-from app.errors import TrackableError
+from app.errors import Forbidden, NotFound, TrackableError
 from app.extensions import db
 from app.models.note import Note
 from app.models.trackable import (
@@ -37,6 +37,7 @@ from app.models.trackable import (
     note_trackables,
 )
 from app.policies import notes as note_policy
+from app.policies import teams as team_policy
 
 # --- managing ----------------------------------------------------------------------------
 
@@ -71,6 +72,19 @@ def manage_filter(viewer: Viewer) -> ColumnElement[bool]:
     if admin_of:
         grants.append(and_(Trackable.owner_user_id.is_not(None), Trackable.team_id.in_(admin_of)))
     return or_(*grants)
+
+
+def require_trackable_team(viewer: Viewer, team_id: uuid.UUID) -> None:
+    """A `teamId` naming the team a trackable is to belong to (creation, groups,
+    activation): one of the caller's active teams. A team the caller sees but is not an
+    active member of is 403, one they cannot see 404, each with the trackable routes'
+    `trackable_request_rejected`."""
+    try:
+        team_policy.require_own_team(viewer, team_id)
+    except (NotFound, Forbidden) as error:
+        raise TrackableError(
+            "trackable_request_rejected", error.detail, status=error.status
+        ) from error
 
 
 def require_manage(viewer: Viewer, trackable: Trackable) -> None:

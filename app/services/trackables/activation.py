@@ -33,12 +33,11 @@ from typing import Any, Final
 from sqlalchemy import update
 
 from app.auth import Viewer
-from app.errors import NotFound, TrackableError, ValidationFailed
+from app.errors import TrackableError, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.trackable import JourneyStop, Trackable, TrackableGroup
 from app.models.user import User
-from app.policies import teams as team_policy
 from app.policies import trackables as trackable_policy
 from app.services.shared import links
 from app.services.trackables import journey
@@ -120,10 +119,7 @@ def _link(
 def _team_scope(viewer: Viewer, team_id: uuid.UUID | None) -> uuid.UUID | None:
     if team_id is None:
         return None
-    try:
-        team_policy.require_own_team(viewer, team_id)
-    except NotFound as error:  # the team routes' 404, with this route's stable code
-        raise TrackableError("trackable_request_rejected", error.detail, status=404) from error
+    trackable_policy.require_trackable_team(viewer, team_id)
     return team_id
 
 

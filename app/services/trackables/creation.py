@@ -38,7 +38,7 @@ from app.models.trackable import (
     TrackableGroupWatch,
     TrackableVisibility,
 )
-from app.policies import teams as team_policy
+from app.policies import trackables as trackable_policy
 from app.services.shared import links
 from app.services.trackables.budgets import CREATE, check_action, spend_action
 from app.services.trackables.codes import CodeSettings, byo_problem
@@ -115,7 +115,7 @@ def _open_transaction() -> None:
 
 def _checked_team(viewer: Viewer, team_id: uuid.UUID | None) -> uuid.UUID | None:
     if team_id is not None:
-        team_policy.require_own_team(viewer, team_id)  # 404 for anyone but active members
+        trackable_policy.require_trackable_team(viewer, team_id)
     return team_id
 
 

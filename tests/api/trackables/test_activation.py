@@ -165,10 +165,16 @@ def test_the_team_admins_then_manage_it_and_the_activator_keeps_control(api, ali
     assert trackable_policy.can_manage(build_viewer(alice), stored)
 
 
-@pytest.mark.parametrize("team_kind", ["not_a_member", "unknown"])
-def test_a_team_the_caller_is_not_a_member_of_is_not_found(api, alice, fresh, team_kind):
-    team_id = str(make_team(make_user()).id) if team_kind == "not_a_member" else UNKNOWN
+def test_a_public_team_the_caller_is_not_a_member_of_is_forbidden(api, alice, fresh):
+    team_id = str(make_team(make_user()).id)  # a public page: the team is seen
     response = activate(api, alice, fresh, name="x", teamId=team_id)
+    body = assert_problem(response, 403, code="trackable_request_rejected")
+    assert body["detail"] == "Only the team's active members may act for it."
+    assert reloaded(fresh).owner_user_id is None
+
+
+def test_an_unknown_team_is_not_found(api, alice, fresh):
+    response = activate(api, alice, fresh, name="x", teamId=UNKNOWN)
     body = assert_problem(response, 404, code="trackable_request_rejected")
     assert body["detail"] == "Team not found."
     assert reloaded(fresh).owner_user_id is None

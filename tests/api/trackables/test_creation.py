@@ -197,9 +197,9 @@ def test_team_id_without_activation_is_kept_on_the_unactivated_trackable(api, me
     assert (trackable.owner_user_id, trackable.team_id) == (None, team.id)
 
 
-def test_team_id_of_a_team_the_caller_is_not_in_is_404(api, alice, team):
+def test_team_id_of_a_public_team_the_caller_is_not_in_is_403(api, alice, team):
     response = create(api, alice, teamId=str(team.id), activateImmediately=True)
-    assert_problem(response, 404)
+    assert_problem(response, 403, code="trackable_request_rejected")
     assert count(Trackable) == 0
 
 
