@@ -130,6 +130,8 @@ class Config:
 
     # Rate limits (Flask-Limiter); memory by default, Redis when workers must share.
     RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
+    # Shortcuts on library internals (app.platform.fast): all (default), off, or names.
+    FAST_PATHS = env_str("FAST_PATHS", "all")
     # database:// (the app's own database, app.ratelimit_storage) or redis://...: every
     # worker and instance counts each limit once. memory:// is per process (refused in
     # production).

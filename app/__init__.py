@@ -10,6 +10,8 @@ from typing import Any
 from flask import Flask
 
 from app.application import ServiceApp
+from app.extensions import limiter
+from app.platform import fast
 from app.startup_checks import InsecureConfiguration, check_production_settings
 from config import DEV_SECRET, SECRET_SETTINGS, Config, normalize_database_url
 
@@ -27,6 +29,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     if app.config.get("TESTING"):
         app.config["ENV_NAME"] = "testing"
     check_production_settings(app.config)
+    fast.configure(app.config)
     use_development_keys(app)
     use_served_address(app)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
@@ -41,6 +44,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         check_code_keys,
     ):
         register(app)
+    fast.drop_limiter_hook(app, limiter)  # once every blueprint (and its limits) is in
     return app
 
 

@@ -1,11 +1,9 @@
-"""The Flask class the factory makes: Flask, less two costs it pays on every request for
-things that do not change between requests (bench/README.md, "The cost of a request").
+"""The Flask class the factory makes: Flask, less a cost it pays on every request for a
+thing that does not change between requests (bench/README.md, "The cost of a request").
 
-- Flask checks, for every hook and view it calls, whether it is an `async def`; the
-  answer is remembered per function (Flask documents `ensure_sync` as the method to
-  override).
 - The session interface built a new signing serializer (which serialises a test value
-  to learn its kind) for every request; it is built once per key set.
+  to learn its kind) for every request; it is built once per key set (through
+  `get_signing_serializer`, the method Flask documents for this).
 
 Its request class says which form limit a multipart body broke (werkzeug answers "too
 large" for too many parts and for a big text field alike).
@@ -13,7 +11,6 @@ large" for too many parts and for a big text field alike).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, Request
@@ -25,7 +22,6 @@ from werkzeug.sansio.multipart import MultipartDecoder
 
 from app.errors import FormLimitExceeded
 
-MAX_REMEMBERED = 2048  # views and hooks are a few hundred
 # Where werkzeug checks a multipart text part against the form memory size.
 TEXT_PART_CHECKS = {(MultipartDecoder, "receive_data"), (MultiPartParser, "parse")}
 
@@ -82,18 +78,3 @@ def _innermost_frame(error: BaseException) -> Any:
 class ServiceApp(Flask):
     session_interface = SessionInterface()
     request_class = ServiceRequest
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._sync: dict[Callable[..., Any], Callable[..., Any]] = {}
-
-    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
-        try:
-            return self._sync[func]
-        except KeyError:
-            if len(self._sync) >= MAX_REMEMBERED:  # per-request callbacks are new each time
-                self._sync.clear()
-            made = self._sync[func] = super().ensure_sync(func)
-            return made
-        except TypeError:  # an unhashable callable: asked every time, as Flask does
-            return super().ensure_sync(func)

@@ -33,6 +33,7 @@ from sqlalchemy.sql import Select
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from app.errors import problem
+from app.platform import fast
 
 LAST_CHECKIN = "last_checkin"
 RETRY_AFTER_SECONDS = 5
@@ -276,7 +277,8 @@ def get_by_driver(session: Session, model: type[T], key: Any) -> T | None:
     (SQLite), or when the session already holds the instance, it is `session.get`."""
     engine = session.get_bind()
     if (
-        engine.dialect.name != "postgresql"
+        not fast.on("driver_reads")
+        or engine.dialect.name != "postgresql"
         or identity_key(model, key) in session.identity_map
         or not isinstance(engine, Engine)
     ):

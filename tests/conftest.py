@@ -20,7 +20,15 @@ from app import create_app
 from app.extensions import db
 from app.models import Base
 from app.models.user import User
+from app.platform import fast
 from config import normalize_database_url
+
+
+def needs_fast_path(name: str) -> pytest.MarkDecorator:
+    """For a test of a shortcut's own mechanism: skipped when a run turns it off
+    (`FAST_PATHS=off`, as CI's second run of the shortcuts' routes does)."""
+    enabled = fast.parse(os.environ.get("FAST_PATHS"))
+    return pytest.mark.skipif(name not in enabled, reason=f"FAST_PATHS leaves {name} off")
 
 
 @contextmanager

@@ -7,23 +7,8 @@ import pytest
 from flask import session
 from itsdangerous import BadSignature
 
-from app.application import MAX_REMEMBERED, ServiceApp
+from app.application import ServiceApp
 from tests.conftest import make_test_app
-
-
-def test_a_sync_function_is_checked_once_and_called_as_is(app):
-    def view() -> str:
-        return "ok"
-
-    assert app.ensure_sync(view) is view
-    assert app._sync[view] is view
-    assert app.ensure_sync(view) is view
-
-
-def test_remembered_functions_are_bounded(app):
-    for _ in range(MAX_REMEMBERED + 10):
-        app.ensure_sync(lambda: None)  # as per-request callbacks are: new every time
-    assert len(app._sync) <= MAX_REMEMBERED
 
 
 def test_the_session_serializer_follows_the_secret_key():

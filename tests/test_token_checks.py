@@ -16,7 +16,7 @@ from sqlalchemy import inspect
 from app.database import get_by_driver
 from app.extensions import db
 from app.models.user import User
-from tests.conftest import assert_problem
+from tests.conftest import assert_problem, needs_fast_path
 from tests.factories import DEFAULT_PASSWORD, make_user
 
 INFO = "/api/auth/manage/info"
@@ -40,6 +40,7 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+@needs_fast_path("jwt_decode_cache")
 def test_a_token_is_verified_once_while_it_is_valid(api, decodes):
     user = make_user("ada")
     client = api.as_user(user)

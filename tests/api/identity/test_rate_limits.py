@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tests.api.identity.helpers import LOGIN_URL, STRONG_PASSWORD
-from tests.conftest import assert_problem
+from tests.conftest import assert_problem, needs_fast_path
 
 _addresses = itertools.count(1)
 
@@ -105,6 +105,7 @@ def test_limited_answer_is_the_same_for_known_and_unknown_emails(api):
     assert known.get_json(force=True) == unknown.get_json(force=True)
 
 
+@needs_fast_path("limiter_hook")
 def test_no_limiter_check_runs_before_requests_without_app_wide_limits(app):
     """The limits above are checked by their routes' decorators; with no default,
     application or meta limit the limiter's before-request check is not installed (it

@@ -1,0 +1,166 @@
+"""The few shortcuts on library internals, behind one switch (`FAST_PATHS`).
+
+Each reaches past a library's public interface for a gain measured on its route
+(bench/README.md, "Shortcuts on library internals"), and each rests on the library
+version it was tested with: while a shortcut is on, a start on another version of its
+library is refused (`check_versions`), since a release may change what it relies on
+without a word. `FAST_PATHS=off` turns them all off (the service then runs on public
+interfaces only, a little slower); a comma-separated list turns on only those named
+(benchmarks measure each alone). CI runs the tests of each shortcut's route both ways.
+
+The switch is per process (the app made last sets it): a shortcut runs where no app is
+at hand (a token decode, a SQL compilation), and a deployment runs one app per process.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from typing import Any
+
+from flask import Flask
+from flask_jwt_extended import JWTManager
+from flask_jwt_extended.config import config as jwt_config
+
+# name -> (the distributions whose internals it uses, what it does)
+SHORTCUTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "jwt_decode_cache": (
+        ("flask-jwt-extended",),
+        "a verified access token's claims kept until it expires (overrides a private method)",
+    ),
+    "limiter_hook": (
+        ("flask-limiter",),
+        "Flask-Limiter's before-request check removed while no app-wide or blueprint limit "
+        "exists (every limit here is checked by its route's decorator)",
+    ),
+    "driver_reads": (
+        ("sqlalchemy", "psycopg2-binary"),
+        "the token's account read through psycopg2 with a statement compiled once "
+        "(app.database.get_by_driver), attached to the session as loaded",
+    ),
+}
+
+# The versions the shortcuts were tested with: the pins of requirements/runtime.txt
+# (a test keeps the two equal, so `make lock UPGRADE=1` asks for this table too).
+TESTED = {
+    "flask-jwt-extended": "4.7.4",
+    "flask-limiter": "4.1.1",
+    "sqlalchemy": "2.1.9",
+    "psycopg2-binary": "2.9.13",
+}
+
+_enabled: frozenset[str] = frozenset(SHORTCUTS)
+
+
+class UntestedLibrary(RuntimeError):
+    """A shortcut is on and its library is not the version it was tested with."""
+
+
+def parse(setting: object) -> frozenset[str]:
+    """`FAST_PATHS`: on/all (default), off/none, or a comma-separated list of names."""
+    text = str(setting if setting is not None else "all").strip().lower()
+    if text in {"", "all", "on", "true", "1"}:
+        return frozenset(SHORTCUTS)
+    if text in {"none", "off", "false", "0"}:
+        return frozenset()
+    names = frozenset(part.strip() for part in text.split(",") if part.strip())
+    unknown = names - set(SHORTCUTS)
+    if unknown:
+        raise ValueError(
+            f"FAST_PATHS names no shortcut {sorted(unknown)}; known: {sorted(SHORTCUTS)}"
+        )
+    return names
+
+
+def configure(config: Mapping[str, Any]) -> None:
+    """Set the process's shortcuts from the app's settings, after checking versions."""
+    global _enabled
+    enabled = parse(config.get("FAST_PATHS"))
+    check_versions(enabled)
+    _enabled = enabled
+
+
+def on(name: str) -> bool:
+    return name in _enabled
+
+
+def check_versions(enabled: frozenset[str], installed: Callable[[str], str] | None = None) -> None:
+    """Refuse shortcuts whose libraries are not at their tested versions, naming each."""
+    version = installed or metadata.version
+    problems = []
+    for name in sorted(enabled):
+        for distribution in SHORTCUTS[name][0]:
+            found = version(distribution)
+            if found != TESTED[distribution]:
+                problems.append(
+                    f"{name} relies on the internals of {distribution} {TESTED[distribution]}, "
+                    f"and {found} is installed"
+                )
+    if problems:
+        raise UntestedLibrary(
+            "Refusing to start: "
+            + "; ".join(problems)
+            + ". Run the tests on the new version and update TESTED in app/platform/fast.py, "
+            "or start with FAST_PATHS=off (public interfaces only)."
+        )
+
+
+# --- the shortcuts --------------------------------------------------------------------------
+
+
+class JWTDecodeCache(JWTManager):
+    """flask-jwt-extended's manager, remembering the tokens it verified (`jwt_decode_cache`).
+
+    A client sends the same access token with every request until it expires, and
+    verifying one took as long as the rest of an authenticated read (PyJWT parses the
+    token three times: claims, header, then with the signature). A token verified once
+    with this key decodes to the same claims until it expires, so its claims are kept,
+    per process, until then; an expired one is decoded again and refused as before.
+    Revocation does not depend on this: every request still compares the token's
+    security stamp with the account's (app.auth)."""
+
+    MAX_ENTRIES = 1024
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._verified: dict[tuple[Any, ...], tuple[float, dict[str, Any]]] = {}
+
+    def _decode_jwt_from_config(
+        self, encoded_token: str, csrf_value: Any = None, allow_expired: bool = False
+    ) -> dict:
+        if not on("jwt_decode_cache"):
+            return super()._decode_jwt_from_config(encoded_token, csrf_value, allow_expired)
+        key = (encoded_token, csrf_value, allow_expired, jwt_config.decode_key)
+        found = self._verified.get(key)
+        if found is not None and (allow_expired or time.time() < found[0]):
+            return dict(found[1])
+        claims = super()._decode_jwt_from_config(encoded_token, csrf_value, allow_expired)
+        if len(self._verified) >= self.MAX_ENTRIES:
+            self._verified.clear()  # simpler than LRU, and as good for tokens reused in turn
+        expires = claims.get("exp")
+        if isinstance(expires, int | float):  # a token without expiry is not kept
+            self._verified[key] = (expires + jwt_config.leeway, dict(claims))
+        return claims
+
+
+APP_WIDE_LIMIT_SETTINGS = ("RATELIMIT_DEFAULT", "RATELIMIT_APPLICATION", "RATELIMIT_META")
+
+
+def drop_limiter_hook(app: Flask, limiter: Any) -> bool:
+    """`limiter_hook`: remove Flask-Limiter's before-request check when it has nothing to
+    check: no app-wide limit setting and no blueprint limit (read through the limiter's
+    `limit_manager`, as its own CLI does). Call it once every blueprint is registered, so
+    a limit declared on a blueprint keeps the hook. Returns whether it was removed."""
+    if not on("limiter_hook"):
+        return False
+    if any(app.config.get(name) for name in APP_WIDE_LIMIT_SETTINGS):
+        return False
+    if any(limiter.limit_manager.blueprint_limits(app, name) for name in app.blueprints):
+        return False
+    hooks = app.before_request_funcs.get(None, [])
+    check = limiter._check_request_limit
+    if check not in hooks:  # not installed (RATELIMIT_ENABLED off)
+        return False
+    hooks.remove(check)
+    return True
