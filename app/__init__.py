@@ -109,6 +109,7 @@ def register_extensions(app: Flask) -> None:
     from app.database import (
         enforce_foreign_keys,
         engine_options,
+        guard_against_outages,
         ping_when_idle,
         track_sync_changes,
     )
@@ -126,6 +127,7 @@ def register_extensions(app: Flask) -> None:
     db.init_app(app)
     with app.app_context():
         enforce_foreign_keys(db.engine)
+        guard_against_outages(app, db.engine)  # before the idle ping: a refusal pings nothing
         ping_when_idle(db.engine, app.config["DATABASE_PING_AFTER_IDLE_SECONDS"])
     track_sync_changes()
     migrate.init_app(app, db, directory=str(Path(app.root_path).parent / "migrations"))
