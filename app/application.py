@@ -6,16 +6,22 @@ things that do not change between requests (bench/README.md, "The cost of a requ
   override).
 - The session interface built a new signing serializer (which serialises a test value
   to learn its kind) for every request; it is built once per key set.
+
+And one addition: a view that fails in a way running it again may cure (a database
+deadlock: `retry_when`, set by the factory) is run again, once.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from flask import Flask
 from flask.sessions import SecureCookieSessionInterface
 from itsdangerous import URLSafeTimedSerializer
+
+log = logging.getLogger(__name__)
 
 MAX_REMEMBERED = 2048  # views and hooks are a few hundred
 
@@ -36,6 +42,21 @@ class SessionInterface(SecureCookieSessionInterface):
 
 class ServiceApp(Flask):
     session_interface = SessionInterface()
+    # Set by the factory: whether a view's error may be cured by running it again, and
+    # what to undo before (the session's transaction, the cached caller).
+    retry_when: Callable[[BaseException], bool] | None = None
+    before_retry: Callable[[], None] | None = None
+
+    def dispatch_request(self) -> Any:
+        try:
+            return super().dispatch_request()
+        except Exception as error:
+            if self.retry_when is None or not self.retry_when(error):
+                raise
+            log.warning("running the request again after: %s", error)
+            if self.before_retry is not None:
+                self.before_retry()
+        return super().dispatch_request()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

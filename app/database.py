@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import logging
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -42,6 +43,8 @@ from app.database_guard import (
     is_unreachable,
 )
 from app.errors import problem
+
+log = logging.getLogger(__name__)
 
 LAST_CHECKIN = "last_checkin"
 RETRY_AFTER_SECONDS = 5
@@ -124,6 +127,29 @@ def database_unavailable(error: Exception) -> Response:
     )
 
 
+def is_conflict(error: BaseException) -> bool:
+    """Whether PostgreSQL ended the transaction to let a concurrent one go on (a deadlock,
+    a serialization failure): the request may be run again."""
+    original = error.orig if isinstance(error, exc.DBAPIError) else error
+    return getattr(original, "pgcode", None) in CONFLICT_CODES or isinstance(
+        original, psycopg2.errors.DeadlockDetected | psycopg2.errors.SerializationFailure
+    )
+
+
+def database_conflict(error: Exception) -> Response:
+    """503 problem details, with Retry-After, for a request that met a concurrent one in
+    the database twice (a deadlock, run again once: `ServiceApp.dispatch_request`). The
+    database was reachable; nothing was written."""
+    log.warning("database conflict, not retried again: %s", error)
+    return problem(
+        503,
+        "Service unavailable",
+        "The request collided with a concurrent one in the database (a deadlock) and was "
+        "not carried out. Try again.",
+        headers={"Retry-After": "1"},
+    )
+
+
 def is_outage(error: BaseException) -> bool:
     """Whether a database error means the server could not serve the request (rather than
     a fault of the request or of our SQL): no pooled connection in time, a dropped or
@@ -139,7 +165,7 @@ def is_outage(error: BaseException) -> bool:
         import psycopg2
     except ImportError:  # pragma: no cover - psycopg2 is a dependency
         return False
-    if getattr(original, "pgcode", None) in CONFLICT_CODES:  # it answered: a conflict
+    if original is not None and is_conflict(original):  # it answered: a conflict
         return False
     return isinstance(original, psycopg2.OperationalError | psycopg2.InterfaceError)
 
@@ -150,6 +176,8 @@ def register_outage_answers(app: Flask, unexpected: Callable[[Exception], Respon
     database errors go to `unexpected` (the 500 with a tracked ticket)."""
 
     def answer(error: Exception) -> Response:
+        if is_conflict(error):
+            return database_conflict(error)
         if not is_outage(error):
             return unexpected(error)
         note_failure(error)
@@ -417,6 +445,40 @@ def insert_ignoring_duplicates(
     )
 
 
+def get_for_write(
+    session: Session | scoped_session[Any], model: type[T], key: Any, *, exclusive: bool = False
+) -> T | None:
+    """`session.get(model, key)` read afresh and locked until this transaction ends, for a
+    request about to write on behalf of that row (the signed-in account, whose deletion
+    must not interleave with its owner's writes).
+
+    - PostgreSQL: `FOR KEY SHARE`, which the writes referencing the row take anyway, so
+      writers never wait for each other; `exclusive` takes `FOR UPDATE` (the account's
+      deletion), which waits for those writers and makes later ones wait: they then read
+      no row. Take the lock you need first: upgrading a shared lock deadlocks two twins.
+    - SQLite: `exclusive` takes `BEGIN IMMEDIATE` (the database's write lock, as
+      `lock_for_write`); a shared read locks nothing (the write lock is the database's:
+      taken now it would serialise whole requests). A write that then finds its account
+      gone meets a foreign-key violation, answered 401 (app.auth.answer_if_account_gone).
+    """
+    connection = session.connection()
+    mapper: Mapper[Any] = inspect(model)
+    (primary_key,) = mapper.primary_key
+    statement = select(model).where(primary_key == key).execution_options(populate_existing=True)
+    if connection.dialect.name == "sqlite":
+        if exclusive:
+            _begin_immediate(connection)
+    else:
+        statement = statement.with_for_update(key_share=not exclusive)
+    return session.scalars(statement).one_or_none()
+
+
+def _begin_immediate(connection: Any) -> None:
+    driver_connection = connection.connection.driver_connection
+    if driver_connection is not None and not driver_connection.in_transaction:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
 def lock_for_write(session: Session | scoped_session[Any], key: str) -> None:
     """Serialise the use cases that read to decide a write under `key`, in this transaction.
 
@@ -437,9 +499,7 @@ def lock_for_write(session: Session | scoped_session[Any], key: str) -> None:
     """
     connection = session.connection()
     if connection.dialect.name == "sqlite":
-        driver_connection = connection.connection.driver_connection
-        if driver_connection is not None and not driver_connection.in_transaction:
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        _begin_immediate(connection)
     else:
         digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
         lock_id = int.from_bytes(digest, "big", signed=True)
