@@ -469,7 +469,9 @@ def get_for_write(
         if exclusive:
             _begin_immediate(connection)
     else:
-        statement = statement.with_for_update(key_share=not exclusive)
+        # SQLAlchemy: read + key_share is FOR KEY SHARE (key_share alone, FOR NO KEY UPDATE)
+        shared = not exclusive
+        statement = statement.with_for_update(read=shared, key_share=shared)
     return session.scalars(statement).one_or_none()
 
 
