@@ -82,7 +82,7 @@ class Config:
     # cancelled by the server first (app.database_guard).
     DATABASE_SOCKET_TIMEOUT_SECONDS = env_float("DATABASE_SOCKET_TIMEOUT_SECONDS", 8.0)
     # PostgreSQL: the readiness check's deadline, and the breaker's probe's.
-    DATABASE_CHECK_TIMEOUT_SECONDS = env_float("DATABASE_CHECK_TIMEOUT_SECONDS", 1.0)
+    DATABASE_CHECK_TIMEOUT_SECONDS = env_float("DATABASE_CHECK_TIMEOUT_SECONDS", 0.5)
     # PostgreSQL: once the database was found unreachable, requests answer 503 at once; a
     # request probes it again at most this often (app.database_guard.Breaker).
     DATABASE_BREAKER_COOLDOWN_SECONDS = env_float("DATABASE_BREAKER_COOLDOWN_SECONDS", 1.0)

@@ -109,7 +109,7 @@ def note_failure(error: BaseException) -> None:
 def check_database(session: Session | scoped_session[Any], config: Mapping[str, Any]) -> None:
     """The readiness check: one round trip within DATABASE_CHECK_TIMEOUT_SECONDS (a
     connection opened for it too), through the breaker like any request."""
-    with answer_within(float(config.get("DATABASE_CHECK_TIMEOUT_SECONDS", 1.0))):
+    with answer_within(float(config.get("DATABASE_CHECK_TIMEOUT_SECONDS", 0.5))):
         session.execute(text("SELECT 1"))
 
 
