@@ -79,10 +79,20 @@ class Config:
     SQLALCHEMY_DATABASE_URI = database_url()
     # A pooled connection idle longer than this is pinged before use (app.database).
     DATABASE_PING_AFTER_IDLE_SECONDS = env_float("DATABASE_PING_AFTER_IDLE_SECONDS", 1.0)
-    # PostgreSQL: how long opening a connection may take (libpq counts at least 2 s), and
-    # how long one statement may run, before the request gives up with 503 (app.database).
+    # PostgreSQL: how long opening a connection may take, and how long one statement may
+    # run on the server, before the request gives up with 503 (app.database).
     DATABASE_CONNECT_TIMEOUT_SECONDS = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 2)
-    DATABASE_STATEMENT_TIMEOUT_SECONDS = env_float("DATABASE_STATEMENT_TIMEOUT_SECONDS", 20.0)
+    DATABASE_STATEMENT_TIMEOUT_SECONDS = env_float("DATABASE_STATEMENT_TIMEOUT_SECONDS", 7.0)
+    # PostgreSQL: the client's own bound on any wait for an answer (a silent partition:
+    # the server never sees the statement, so its timeout cannot end it); also TCP's
+    # user timeout and keepalives. Above the statement timeout, so a slow statement is
+    # cancelled by the server first (app.database_guard).
+    DATABASE_SOCKET_TIMEOUT_SECONDS = env_float("DATABASE_SOCKET_TIMEOUT_SECONDS", 8.0)
+    # PostgreSQL: the readiness check's deadline, and the breaker's probe's.
+    DATABASE_CHECK_TIMEOUT_SECONDS = env_float("DATABASE_CHECK_TIMEOUT_SECONDS", 0.5)
+    # PostgreSQL: once the database was found unreachable, requests answer 503 at once; a
+    # request probes it again at most this often (app.database_guard.Breaker).
+    DATABASE_BREAKER_COOLDOWN_SECONDS = env_float("DATABASE_BREAKER_COOLDOWN_SECONDS", 1.0)
     # PostgreSQL: anonymous discovery of small windows and the token's account read run as
     # prepared statements, planned once per connection (app.database.prepared). Off behind
     # a pooler that does not keep one server session per client connection (PgBouncer in

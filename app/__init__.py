@@ -140,6 +140,7 @@ def register_extensions(app: Flask) -> None:
     from app.database import (
         enforce_foreign_keys,
         engine_options,
+        guard_against_outages,
         ping_when_idle,
         track_sync_changes,
     )
@@ -157,6 +158,7 @@ def register_extensions(app: Flask) -> None:
     db.init_app(app)
     with app.app_context():
         enforce_foreign_keys(db.engine)
+        guard_against_outages(app, db.engine)  # before the idle ping: a refusal pings nothing
         ping_when_idle(db.engine, app.config["DATABASE_PING_AFTER_IDLE_SECONDS"])
     track_sync_changes()
     migrate.init_app(app, db, directory=str(Path(app.root_path).parent / "migrations"))
@@ -172,19 +174,32 @@ def register_blueprints(app: Flask) -> None:
 
 
 def register_errors(app: Flask) -> None:
+    from flask import Response
     from sqlalchemy.exc import DBAPIError
 
-    from app.database import register_outage_answers
+    from app.auth import answer_if_account_gone
+    from app.database import is_conflict, register_outage_answers
     from app.errors import register_errors as register
     from app.errors import unexpected_error_response
     from app.extensions import db
     from app.services import compliance
 
     register(app, track_unexpected=compliance.track_unexpected_error)
+
     # The database away: 503, not a 500 with a ticket; other database errors stay 500s.
-    register_outage_answers(
-        app, lambda error: unexpected_error_response(compliance.track_unexpected_error(error))
-    )
+    def unexpected(error: Exception) -> Response:
+        gone = answer_if_account_gone(error)  # deleted while the request wrote: 401
+        if gone is not None:
+            return gone
+        return unexpected_error_response(compliance.track_unexpected_error(error))
+
+    register_outage_answers(app, unexpected)
+
+    # A deadlock (or serialization failure) ended the request's transaction so that a
+    # concurrent one could go on: run the request again, once, from a clean session.
+    if isinstance(app, ServiceApp):
+        app.retry_when = is_conflict
+        app.before_retry = start_again
 
     @app.teardown_request
     def discard_uncommitted(error: BaseException | None) -> None:
@@ -199,6 +214,20 @@ def register_errors(app: Flask) -> None:
                 # the transaction with it. Let go of the connection without a rollback,
                 # rather than fail the request after its answer was made.
                 db.session().invalidate()
+
+
+def start_again() -> None:
+    """Before a request runs again: its transaction rolled back, its caller forgotten
+    (read and locked afresh), its uploads readable from the start."""
+    from flask import request
+
+    from app.auth import forget_caller
+    from app.extensions import db
+
+    db.session.rollback()
+    forget_caller()
+    for upload in request.files.values():
+        upload.stream.seek(0)
 
 
 def register_cli(app: Flask) -> None:

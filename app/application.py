@@ -7,10 +7,15 @@ thing that does not change between requests (bench/README.md, "The cost of a req
 
 Its request class says which form limit a multipart body broke (werkzeug answers "too
 large" for too many parts and for a big text field alike).
+
+And one addition: a view that fails in a way running it again may cure (a database
+deadlock: `retry_when`, set by the factory) is run again, once.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, Request
@@ -21,6 +26,8 @@ from werkzeug.formparser import MultiPartParser
 from werkzeug.sansio.multipart import MultipartDecoder
 
 from app.errors import FormLimitExceeded
+
+log = logging.getLogger(__name__)
 
 # Where werkzeug checks a multipart text part against the form memory size.
 TEXT_PART_CHECKS = {(MultipartDecoder, "receive_data"), (MultiPartParser, "parse")}
@@ -78,3 +85,18 @@ def _innermost_frame(error: BaseException) -> Any:
 class ServiceApp(Flask):
     session_interface = SessionInterface()
     request_class = ServiceRequest
+    # Set by the factory: whether a view's error may be cured by running it again, and
+    # what to undo before (the session's transaction, the cached caller).
+    retry_when: Callable[[BaseException], bool] | None = None
+    before_retry: Callable[[], None] | None = None
+
+    def dispatch_request(self) -> Any:
+        try:
+            return super().dispatch_request()
+        except Exception as error:
+            if self.retry_when is None or not self.retry_when(error):
+                raise
+            log.warning("running the request again after: %s", error)
+            if self.before_retry is not None:
+                self.before_retry()
+        return super().dispatch_request()

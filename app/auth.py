@@ -12,12 +12,15 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
-from flask import Flask, Response, g, has_request_context
+from flask import Flask, Response, g, has_request_context, request
 from flask_jwt_extended import create_access_token, verify_jwt_in_request
 from flask_jwt_extended.exceptions import NoAuthorizationError
+from sqlalchemy import event, select
+from sqlalchemy import inspect as sa_inspect
+from sqlalchemy.orm import ORMExecuteState, Session
 
-from app.database import get_by_driver
-from app.errors import problem
+from app.database import get_by_driver, get_for_write
+from app.errors import Unauthorized, problem
 from app.extensions import db, jwt
 from app.hooks import ViewerPart, area_hooks
 from app.models.team import TeamRole
@@ -147,23 +150,116 @@ def _load_token_user(payload: Mapping[str, Any]) -> User | None:
     except ValueError:
         user = None
     else:
-        # Usually the request's first statement: it need not open the transaction (an
-        # authenticated read that needs nothing else then costs one round trip).
-        user = get_by_driver(db.session(), User, user_id)
+        user = _read_account(user_id)
     g.token_user_key, g.token_user = cache_key, user
     return user
 
 
+def _read_account(user_id: uuid.UUID) -> User | None:
+    if has_request_context() and request.method not in READ_METHODS:
+        # A write: its transaction starts with the account, locked until it ends, so a
+        # deletion of the account waits for the write or the write for the deletion (and
+        # then finds no account): it never writes into an account being deleted.
+        exclusive = bool(g.get(EXCLUSIVE_ACCOUNT))
+        return get_for_write(db.session, User, user_id, exclusive=exclusive)
+    # Usually the request's first statement: it need not open the transaction (an
+    # authenticated read that needs nothing else then costs one round trip).
+    return get_by_driver(db.session(), User, user_id)
+
+
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Set before the token check by a route that changes the account row itself in a way its
+# other writes must wait for (its deletion): the token read takes the exclusive lock.
+EXCLUSIVE_ACCOUNT = "exclusive_account"
 REQUEST_CACHE = ("viewer", "token_checked", "token_user_key", "token_user")
 
 
+def _account_key() -> Any:
+    """The signed-in caller's account key in a write request, else None (no load)."""
+    if not has_request_context() or request.method in READ_METHODS:
+        return None
+    user = g.get("token_user")
+    identity = sa_inspect(user).identity if user is not None else None
+    return identity[0] if identity else None
+
+
+def _check_account_before_first_write(session: Session) -> None:
+    """SQLite: a write request's first write takes the database's write lock (BEGIN
+    IMMEDIATE) and reads its account again under it, so a write never lands in an
+    account deleted after the request's token was read (401 then). PostgreSQL locks the
+    account at the token read instead (`get_for_write`)."""
+    key = _account_key()
+    if key is None:
+        return
+    connection = session.connection()
+    if connection.dialect.name != "sqlite":
+        return
+    driver = connection.connection.driver_connection
+    if driver is None or driver.in_transaction:
+        return  # holds the write lock already: checked, or the account's own deletion
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    if connection.execute(select(User.id).where(User.id == key)).first() is None:
+        gone = Unauthorized("The bearer token's account no longer exists.")
+        gone.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+        raise gone
+
+
+_checking = False
+
+
+def check_accounts_before_writes() -> None:
+    """Install `_check_account_before_first_write` (once per process: Session events)."""
+    global _checking
+    if _checking:
+        return
+    _checking = True
+
+    @event.listens_for(Session, "before_flush")
+    def before_flush(session: Session, flush_context: Any, instances: Any) -> None:
+        if session.new or session.dirty or session.deleted:
+            _check_account_before_first_write(session)
+
+    @event.listens_for(Session, "do_orm_execute")
+    def before_statement(state: ORMExecuteState) -> None:
+        if state.is_insert or state.is_update or state.is_delete:
+            _check_account_before_first_write(state.session)
+
+
+def answer_if_account_gone(error: Exception) -> Response | None:
+    """401, as for a token whose account no longer exists, when a write failed on a
+    reference (a foreign-key violation) because the caller's account was deleted while
+    it ran (SQLite, where a write does not lock its account: `get_for_write`); None
+    otherwise."""
+    from sqlalchemy import inspect
+    from sqlalchemy.exc import IntegrityError
+
+    user = g.get("token_user") if has_request_context() else None
+    identity = inspect(user).identity if user is not None else None
+    if identity is None or not isinstance(error, IntegrityError):
+        return None
+    (user_id,) = identity  # the key, read without loading the failed transaction's row
+    db.session.rollback()
+    if db.session.get(User, user_id) is not None:
+        return None
+    return _bearer_problem("The bearer token's account no longer exists.")
+
+
+def forget_caller() -> None:
+    """Start again without this request's caller (a request run again after a deadlock:
+    its account is read, and locked, afresh)."""
+    for name in REQUEST_CACHE:
+        g.pop(name, None)
+
+
 def register_jwt(app: Flask) -> None:
+    check_accounts_before_writes()
+
     @app.before_request
     def forget_previous_caller() -> None:
         # The caller is cached on `g`, which lives as long as the app context. A request
         # owns its context in production, but shares one that is already pushed (tests,
         # scripts): start every request without the previous request's caller.
-        for name in REQUEST_CACHE:
+        for name in (*REQUEST_CACHE, EXCLUSIVE_ACCOUNT):
             g.pop(name, None)
 
     @jwt.token_in_blocklist_loader

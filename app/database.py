@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import logging
+import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -32,45 +34,120 @@ from sqlalchemy.orm.util import identity_key
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from app.database_guard import (
+    Breaker,
+    DatabaseUnavailable,
+    answer_within,
+    deadline_connection,
+    guard_engine,
+    is_unreachable,
+)
 from app.errors import problem
 from app.platform import fast
 
+log = logging.getLogger(__name__)
+
 LAST_CHECKIN = "last_checkin"
 RETRY_AFTER_SECONDS = 5
+# PostgreSQL's deadlock and serialization failure: the server answered, and ended this
+# transaction so that a concurrent one could go on; running it again may well succeed.
+CONFLICT_CODES = frozenset({"40P01", "40001"})
 
 
 def engine_options(url: str, config: Mapping[str, Any]) -> dict[str, Any]:
     """Engine settings that bound what a lost database can cost a request (PostgreSQL):
     opening a connection gives up after DATABASE_CONNECT_TIMEOUT_SECONDS, a statement
-    after DATABASE_STATEMENT_TIMEOUT_SECONDS, waiting for a pooled connection after
-    DATABASE_POOL_TIMEOUT_SECONDS. Without them a request could wait minutes on a host
-    that does not answer, holding its worker. SQLite (a file) has one bound: how long a
-    writer waits for another's lock (DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS)."""
+    after DATABASE_STATEMENT_TIMEOUT_SECONDS (on the server), any wait for an answer
+    after DATABASE_SOCKET_TIMEOUT_SECONDS (on the client: a silent partition, which the
+    server never sees; app.database_guard), waiting for a pooled connection after
+    DATABASE_POOL_TIMEOUT_SECONDS. TCP keepalives and its user timeout drop a connection
+    whose peer is gone while idle in the pool. Without them a request could wait minutes
+    on a host that does not answer, holding its worker. SQLite (a file) has one bound:
+    how long a writer waits for another's lock (DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS)."""
     backend = make_url(url).get_backend_name()
     if backend == "sqlite":
         return {"connect_args": {"timeout": float(config["DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS"])}}
     if backend != "postgresql":
         return {}
     statement_ms = int(float(config["DATABASE_STATEMENT_TIMEOUT_SECONDS"]) * 1000)
+    connect_seconds = float(config["DATABASE_CONNECT_TIMEOUT_SECONDS"])
+    socket_seconds = float(config["DATABASE_SOCKET_TIMEOUT_SECONDS"])
     return {
         "pool_timeout": float(config["DATABASE_POOL_TIMEOUT_SECONDS"]),
         "connect_args": {
-            "connect_timeout": int(config["DATABASE_CONNECT_TIMEOUT_SECONDS"]),
+            "connection_factory": deadline_connection(connect_seconds, socket_seconds),
+            "connect_timeout": max(2, math.ceil(connect_seconds)),  # libpq's, when not ours
             "options": f"-c statement_timeout={statement_ms}",
+            "keepalives": 1,
+            "keepalives_idle": max(1, math.ceil(socket_seconds / 2)),
+            "keepalives_interval": 1,
+            "keepalives_count": 3,
+            "tcp_user_timeout": math.ceil(socket_seconds * 1000),
         },
     }
 
 
+def guard_against_outages(app: Flask, engine: Engine) -> None:
+    """PostgreSQL: the process's breaker (`app.extensions["database_breaker"]`) in front
+    of the engine's pool, and the client-side deadlines (app.database_guard)."""
+    if engine.dialect.name != "postgresql":
+        return
+    breaker = Breaker(
+        cooldown=float(app.config["DATABASE_BREAKER_COOLDOWN_SECONDS"]),
+        probe_seconds=float(app.config["DATABASE_CHECK_TIMEOUT_SECONDS"]),
+    )
+    app.extensions["database_breaker"] = breaker
+    guard_engine(engine, breaker)
+
+
+def note_failure(error: BaseException) -> None:
+    """Open the breaker when `error` says the database could not be reached."""
+    breaker = current_app.extensions.get("database_breaker")
+    if breaker is not None and is_unreachable(error):
+        breaker.failed()
+
+
+def check_database(session: Session | scoped_session[Any], config: Mapping[str, Any]) -> None:
+    """The readiness check: one round trip within DATABASE_CHECK_TIMEOUT_SECONDS (a
+    connection opened for it too), through the breaker like any request."""
+    with answer_within(float(config.get("DATABASE_CHECK_TIMEOUT_SECONDS", 0.5))):
+        session.execute(text("SELECT 1"))
+
+
 def database_unavailable(error: Exception) -> Response:
     """503 problem details, with Retry-After, for a request the database could not serve:
-    it cannot be reached, dropped the connection, ran out of pooled connections or hit
-    the statement timeout. Nothing was written (the request's transaction is rolled back
+    it cannot be reached (or the breaker says so: app.database_guard), dropped the
+    connection, did not answer in time, ran out of pooled connections or hit the
+    statement timeout. Nothing was written (the request's transaction is rolled back
     by the server or by teardown), so the client may simply try again."""
     return problem(
         503,
         "Service unavailable",
         "The database is not reachable right now. Try again shortly.",
         headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
+def is_conflict(error: BaseException) -> bool:
+    """Whether PostgreSQL ended the transaction to let a concurrent one go on (a deadlock,
+    a serialization failure): the request may be run again."""
+    original = error.orig if isinstance(error, exc.DBAPIError) else error
+    return getattr(original, "pgcode", None) in CONFLICT_CODES or isinstance(
+        original, psycopg2.errors.DeadlockDetected | psycopg2.errors.SerializationFailure
+    )
+
+
+def database_conflict(error: Exception) -> Response:
+    """503 problem details, with Retry-After, for a request that met a concurrent one in
+    the database twice (a deadlock, run again once: `ServiceApp.dispatch_request`). The
+    database was reachable; nothing was written."""
+    log.warning("database conflict, not retried again: %s", error)
+    return problem(
+        503,
+        "Service unavailable",
+        "The request collided with a concurrent one in the database (a deadlock) and was "
+        "not carried out. Try again.",
+        headers={"Retry-After": "1"},
     )
 
 
@@ -89,6 +166,8 @@ def is_outage(error: BaseException) -> bool:
         import psycopg2
     except ImportError:  # pragma: no cover - psycopg2 is a dependency
         return False
+    if original is not None and is_conflict(original):  # it answered: a conflict
+        return False
     return isinstance(original, psycopg2.OperationalError | psycopg2.InterfaceError)
 
 
@@ -98,8 +177,14 @@ def register_outage_answers(app: Flask, unexpected: Callable[[Exception], Respon
     database errors go to `unexpected` (the 500 with a tracked ticket)."""
 
     def answer(error: Exception) -> Response:
-        return database_unavailable(error) if is_outage(error) else unexpected(error)
+        if is_conflict(error):
+            return database_conflict(error)
+        if not is_outage(error):
+            return unexpected(error)
+        note_failure(error)
+        return database_unavailable(error)
 
+    app.register_error_handler(DatabaseUnavailable, database_unavailable)
     errors: list[type[Exception]] = [exc.DBAPIError, exc.TimeoutError]
     try:  # discovery reads through the driver itself: its errors come unwrapped
         import psycopg2
@@ -362,6 +447,42 @@ def insert_ignoring_duplicates(
     )
 
 
+def get_for_write(
+    session: Session | scoped_session[Any], model: type[T], key: Any, *, exclusive: bool = False
+) -> T | None:
+    """`session.get(model, key)` read afresh and locked until this transaction ends, for a
+    request about to write on behalf of that row (the signed-in account, whose deletion
+    must not interleave with its owner's writes).
+
+    - PostgreSQL: `FOR KEY SHARE`, which the writes referencing the row take anyway, so
+      writers never wait for each other; `exclusive` takes `FOR UPDATE` (the account's
+      deletion), which waits for those writers and makes later ones wait: they then read
+      no row. Take the lock you need first: upgrading a shared lock deadlocks two twins.
+    - SQLite: `exclusive` takes `BEGIN IMMEDIATE` (the database's write lock, as
+      `lock_for_write`); a shared read locks nothing (the write lock is the database's:
+      taken now it would serialise whole requests). A write that then finds its account
+      gone meets a foreign-key violation, answered 401 (app.auth.answer_if_account_gone).
+    """
+    connection = session.connection()
+    mapper: Mapper[Any] = inspect(model)
+    (primary_key,) = mapper.primary_key
+    statement = select(model).where(primary_key == key).execution_options(populate_existing=True)
+    if connection.dialect.name == "sqlite":
+        if exclusive:
+            _begin_immediate(connection)
+    else:
+        # SQLAlchemy: read + key_share is FOR KEY SHARE (key_share alone, FOR NO KEY UPDATE)
+        shared = not exclusive
+        statement = statement.with_for_update(read=shared, key_share=shared)
+    return session.scalars(statement).one_or_none()
+
+
+def _begin_immediate(connection: Any) -> None:
+    driver_connection = connection.connection.driver_connection
+    if driver_connection is not None and not driver_connection.in_transaction:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
 def lock_for_write(
     session: Session | scoped_session[Any], key: str, *, reread: bool = True
 ) -> None:
@@ -385,9 +506,7 @@ def lock_for_write(
     """
     connection = session.connection()
     if connection.dialect.name == "sqlite":
-        driver_connection = connection.connection.driver_connection
-        if driver_connection is not None and not driver_connection.in_transaction:
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        _begin_immediate(connection)
     else:
         digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
         lock_id = int.from_bytes(digest, "big", signed=True)

@@ -180,3 +180,59 @@ def test_the_token_lookup_alone_is_planned_once_per_connection(postgresql_url, a
     db.engine.dispose()
     monkeypatch.setitem(app.config, "DATABASE_PREPARED_STATEMENTS", False)
     assert lookups() == []
+
+
+def deadlocking(monkeypatch, times: int) -> list[int]:
+    """Make the first `times` note creations fail as PostgreSQL fails a deadlock's victim."""
+    import psycopg2.errors
+    from sqlalchemy import exc
+
+    from app.services.notes import notes
+
+    original, calls = notes.utcnow, []
+
+    def utcnow() -> object:
+        calls.append(1)
+        if len(calls) <= times:
+            raise exc.OperationalError("INSERT ...", {}, psycopg2.errors.DeadlockDetected())
+        return original()
+
+    monkeypatch.setattr(notes, "utcnow", utcnow)
+    return calls
+
+
+def test_a_deadlock_is_run_again_once_and_logged(api, monkeypatch, caplog):
+    from app.models.note import Note
+    from tests.factories import count_rows, make_user
+
+    user = make_user()
+    calls = deadlocking(monkeypatch, times=1)
+    with caplog.at_level("WARNING"):
+        response = api.as_user(user).post("/api/notes/mine", json={"title": "Again"})
+    assert response.status_code == 201
+    assert len(calls) == 2
+    assert count_rows(Note, Note.owner_user_id == user.id) == 1
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("running the request again" in m for m in warnings), warnings
+
+
+def test_a_deadlock_twice_is_503_that_says_so_not_unreachable(api, monkeypatch, caplog):
+    from app.models.note import Note
+    from tests.factories import count_rows, make_user
+
+    user = make_user()
+    calls = deadlocking(monkeypatch, times=2)
+    with caplog.at_level("WARNING"):
+        response = api.as_user(user).post("/api/notes/mine", json={"title": "Twice"})
+    assert response.status_code == 503
+    assert response.mimetype == "application/problem+json"
+    assert response.headers["Retry-After"]
+    detail = response.get_json()["detail"]
+    assert "deadlock" in detail
+    assert "not reachable" not in detail
+    assert "ticketNumber" not in response.get_json()
+    assert len(calls) == 2  # run again once, not more
+    assert count_rows(Note, Note.owner_user_id == user.id) == 0
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("running the request again" in m for m in warnings), warnings
+    assert any("not retried again" in m for m in warnings), warnings

@@ -23,6 +23,7 @@ from webargs.flaskparser import FlaskParser, is_json_request
 from werkzeug.datastructures import CombinedMultiDict, FileStorage
 from werkzeug.exceptions import HTTPException
 
+from app.auth import EXCLUSIVE_ACCOUNT
 from app.errors import (
     PROBLEM_JSON,
     UnsupportedMediaType,
@@ -294,13 +295,18 @@ class Blueprint(flask_smorest.Blueprint):
             )
         return super().arguments(schema, *args, **kwargs)
 
-    def auth(self, *, optional: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def auth(
+        self, *, optional: bool = False, exclusive_account: bool = False
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Require a bearer token (401), or accept one when `optional` ("Anonymous or
-        Bearer"): a token that is sent must still be valid."""
+        Bearer"): a token that is sent must still be valid. `exclusive_account`: the
+        token's account is locked exclusively for this write (its deletion; app.auth)."""
 
         def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
             @wraps(func)
             def wrapper(*args: Any, **kwargs: Any) -> Any:
+                if exclusive_account:
+                    g.setdefault(EXCLUSIVE_ACCOUNT, True)
                 verify_jwt_in_request(optional=optional)
                 g.token_checked = True
                 return func(*args, **kwargs)

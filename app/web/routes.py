@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 
 import flask_swagger_ui
@@ -14,8 +15,8 @@ from flask import (
     send_file,
     send_from_directory,
 )
-from sqlalchemy import text
 
+from app.database import RETRY_AFTER_SECONDS, check_database, note_failure
 from app.errors import problem
 from app.extensions import db
 from app.storage import tiles
@@ -37,11 +38,18 @@ def healthz() -> Response:
 def readyz() -> Response:
     """The process can serve: the database answers."""
     try:
-        db.session.execute(text("SELECT 1"))
-    except Exception:  # any driver error means "not ready"
-        db.session.rollback()
-        current_app.logger.warning("readiness check: database unreachable", exc_info=True)
-        return problem(503, "Service unavailable", "The database is not reachable.")
+        check_database(db.session, current_app.config)
+    except Exception as error:  # any driver error means "not ready"
+        note_failure(error)
+        with suppress(Exception):  # the connection may have died with the database
+            db.session.rollback()
+        current_app.logger.warning("readiness check: database unreachable: %s", error)
+        return problem(
+            503,
+            "Service unavailable",
+            "The database is not reachable.",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     return jsonify(status="ready")
 
 

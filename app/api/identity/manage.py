@@ -79,7 +79,7 @@ def manage_two_factor(data: dict[str, Any]) -> dict[str, Any]:
 
 
 @blp.route("/account", methods=["DELETE"])
-@blp.auth()
+@blp.auth(exclusive_account=True)
 @blp.response(200, AccountDeletionSchema)
 def delete_my_account() -> dict[str, Any]:
     """Delete the account and its personal data

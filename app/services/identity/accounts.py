@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from sqlalchemy import exc, func, select
 
 from app.auth import Viewer
-from app.database import lock_for_write
+from app.database import get_for_write
 from app.errors import Unauthorized, ValidationFailed
 from app.extensions import db
 from app.hooks import AccountCleanup
@@ -306,12 +306,13 @@ def delete_my_account(
 ) -> DeletionCounts:
     """DELETE /api/account: every area's clean-up (`cleanups`, in order), then the user.
 
-    Deletions of one account take turns; one that finds the account gone (deleted by a
-    request sent at the same time) answers as a repeated request does: 401, the token's
-    account no longer exists."""
-    user_id = viewer.account.id
-    lock_for_write(db.session, f"account:{user_id}")
-    user = db.session.scalar(select(User).where(User.id == user_id))
+    The account row is locked exclusively (`get_for_write`; the route's token read took
+    the lock already): the owner's writes in flight finish first (and are deleted with
+    the rest), later ones wait and then find no account (401). Deletions of one account
+    take turns; one that finds the account gone (deleted by a request sent at the same
+    time) answers as a repeated request does: 401, the token's account no longer
+    exists."""
+    user = get_for_write(db.session, User, viewer.account.id, exclusive=True)
     if user is None:
         gone = Unauthorized("The bearer token's account no longer exists.")
         gone.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
