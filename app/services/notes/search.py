@@ -99,6 +99,20 @@ def _query_in(config: str) -> str:
     return f"(CASE WHEN querytree({query}) = 'T' THEN ''::tsquery ELSE {query} END)"
 
 
+def _any_config() -> str:
+    """The words in every configuration at once: the distinct readings, OR-ed.
+
+    Computed once per statement (an InitPlan), not written as a constant: the planner
+    estimates an OR of the same word read by 29 configurations as 29 different words,
+    20 times too many notes, and plans a parallel scan compiled by JIT (100 ms more).
+    For a value it cannot see it takes a fixed 0.5 % of the notes, which is closer.
+    """
+    readings = ", ".join(_query_in(name) for name in distinct_configs())
+    union = "string_agg(DISTINCT '(' || reading::text || ')', ' | ')::tsquery"
+    # Configuration names only, no input: the words are the bound `search_text`.
+    return f"(SELECT {union} FROM unnest(ARRAY[{readings}]) AS reading WHERE reading::text <> '')"  # noqa: S608
+
+
 @functools.lru_cache(maxsize=64)
 def _postgresql_statement(shape: tuple[str, bool] | None, config: str | None) -> Select[Any]:
     """With a language: its configuration's query. Without: the GIN index is asked for
@@ -109,8 +123,7 @@ def _postgresql_statement(shape: tuple[str, bool] | None, config: str | None) ->
         conditions = [f"{vector} @@ {own}"]
     else:
         own = language_cases("notes.content_language", _query_in("{config}"))
-        any_config = " || ".join(_query_in(name) for name in distinct_configs())
-        conditions = [f"{vector} @@ ({any_config})", f"{vector} @@ ({own})"]
+        conditions = [f"{vector} @@ {_any_config()}", f"{vector} @@ ({own})"]
     where = [text(condition).bindparams(SEARCH_TEXT) for condition in conditions]
     rank = text(f"ts_rank_cd({vector}, {own}) DESC").bindparams(SEARCH_TEXT)
     return (
