@@ -31,7 +31,7 @@ import sys
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -93,7 +93,11 @@ def cities(count: int = 1000) -> list[tuple[float, float, int]]:
     return [(float(c["latitude"]), float(c["longitude"]), int(c["population"])) for c in ranked]
 
 
-def seed(url: str, *, notes: int, users: int) -> None:
+Texts = Callable[[int, str], tuple[str, str]]
+"""A note's (title, body) by its number and language (bench/search.py varies them)."""
+
+
+def seed(url: str, *, notes: int, users: int, texts: Texts | None = None) -> None:
     import psycopg2
 
     connection = psycopg2.connect(url)
@@ -107,7 +111,7 @@ def seed(url: str, *, notes: int, users: int) -> None:
     rng = random.Random(20261122)
     user_ids = seed_users(connection, users, rng)
     category_ids = seed_categories(connection, user_ids)
-    copy_rows(connection, "notes", note_rows(rng, notes, user_ids, category_ids))
+    copy_rows(connection, "notes", note_rows(rng, notes, user_ids, category_ids, texts))
     connection.commit()
     # A live table is vacuumed by autovacuum: its visibility map lets index-only scans
     # skip the heap. Right after COPY it is empty, so vacuum now, as autovacuum would.
@@ -243,7 +247,11 @@ def seed_categories(connection: object, user_ids: list[str]) -> dict[tuple[str, 
 
 
 def note_rows(
-    rng: random.Random, count: int, user_ids: list[str], category_ids: dict[tuple[str, str], str]
+    rng: random.Random,
+    count: int,
+    user_ids: list[str],
+    category_ids: dict[tuple[str, str], str],
+    texts: Texts | None = None,
 ) -> Iterator[dict[str, object]]:
     places = cities()
     weights = [population**0.5 for _, _, population in places]
@@ -261,14 +269,22 @@ def note_rows(
             latitude = max(-90.0, min(90.0, rng.gauss(city_lat, 0.08)))
             longitude = (rng.gauss(city_lon, 0.12) + 180.0) % 360.0 - 180.0
         activity = now - timedelta(seconds=rng.randrange(3 * 365 * 86400))
+        title, body = (
+            texts(number, language)
+            if texts is not None
+            else (
+                f"Note {number} near the corner",
+                "A bench, a view over the river and a good coffee place nearby.",
+            )
+        )
         yield {
             "id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
             "owner_user_id": user_id,
             "owner_user_name": user_names[user_id],  # seed_users names them so
             "team_id": None,
             "category_id": category_ids[(user_id, language)],
-            "title": f"Note {number} near the corner",
-            "body": "A bench, a view over the river and a good coffee place nearby.",
+            "title": title,
+            "body": body,
             "content_language": language,
             "latitude": latitude,
             "longitude": longitude,

@@ -4,6 +4,8 @@ from logging.config import fileConfig
 from alembic import context
 from flask import current_app
 
+from app.models.note_search import compared_with_models
+
 # this is the Alembic Config object, which provides
 # access to the values within the .ini file in use.
 config = context.config
@@ -58,7 +60,12 @@ def run_migrations_offline():
 
     """
     url = config.get_main_option("sqlalchemy.url")
-    context.configure(url=url, target_metadata=get_metadata(), literal_binds=True)
+    context.configure(
+        url=url,
+        target_metadata=get_metadata(),
+        literal_binds=True,
+        include_name=compared_with_models,
+    )
 
     with context.begin_transaction():
         context.run_migrations()
@@ -102,6 +109,9 @@ def run_migrations_online():
             # a migration rewriting a large table may take longer, and must not be cut off.
             connection.exec_driver_sql("SET statement_timeout = 0")
             connection.commit()
+        # The search index's objects are not in the models (app/models/note_search.py):
+        # autogenerate must not offer to drop them.
+        conf_args.setdefault("include_name", compared_with_models)
         context.configure(connection=connection, target_metadata=get_metadata(), **conf_args)
 
         with context.begin_transaction():

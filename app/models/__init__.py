@@ -6,6 +6,7 @@ from app.models.compliance import ContentReport
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
 from app.models.image import ContentImage, ImageTarget
 from app.models.note import Note, NoteComment
+from app.models.note_search import SEARCH_CONFIGS  # and the search index's DDL
 from app.models.ratelimit import RateLimitCounter
 from app.models.sync import SyncClock, SyncDeparture, SyncNoteMutation
 from app.models.team import Team, TeamInviteLink, TeamMembership
@@ -26,6 +27,7 @@ from app.models.trackable import (
 from app.models.user import User
 
 __all__ = [
+    "SEARCH_CONFIGS",
     "Base",
     "BudgetSpend",
     "Category",

@@ -150,6 +150,8 @@ CALLS: dict[str, Call] = {
         query={"minLatitude": 0, "minLongitude": 0, "maxLatitude": 2, "maxLongitude": 2},
     ),
     "GET /api/notes/public/nearby": Call("note", query=NEAR, shows="note"),
+    # The world's notes are titled "Note <n>" (tests.factories.make_note).
+    "GET /api/notes/public/search": Call("note", query={"q": "note"}, shows="note"),
     "GET /api/public/profiles/{userName}/notes/nearby": Call("note", query=NEAR, shows="note"),
     "GET /api/public/teams/{teamName}/notes/nearby": Call("team", query=NEAR, shows="team_note"),
     "GET /api/public/notes/{noteId}": Call("note"),

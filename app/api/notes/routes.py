@@ -22,6 +22,7 @@ from app.api.notes.schemas import (
     NoteTrackableSchema,
     PersonalNotesQuerySchema,
     ProfileNearbyQuerySchema,
+    PublicSearchQuerySchema,
     area_from,
     note_list_response,
 )
@@ -164,6 +165,26 @@ def list_public_notes_nearby(query: dict) -> Response:
     circle = cast(Circle, area_from(query, _config("NEARBY_RADIUS_KM")))  # a point required
     found = notes.public_notes(
         circle, content_language=query.get("content_language"), cap=_config("PUBLIC_LIST_CAP")
+    )
+    return note_list_response(found)
+
+
+@blp.route("/notes/public/search", methods=["GET"])
+@blp.arguments(PublicSearchQuerySchema, location="query")
+@blp.response(200, NoteSchema(many=True), headers=CAPPED_LIST_HEADERS)
+def search_public_notes(query: dict) -> Response:
+    """Search public notes
+
+    The notes public discovery lists (public ones, gated ones with no trackable yet) whose
+    title or body match `q`, best match first (a title match before a body match), then
+    most recent activity; at most the cap (500), `X-Result-Truncated: true` when cut.
+    Optionally one `contentLanguage` and a map window (all four bounds).
+    """
+    found = notes.search_public_notes(
+        query["q"],
+        area=cast(Bounds | None, area_from(query, _config("NEARBY_RADIUS_KM"))),
+        content_language=query.get("content_language"),
+        cap=_config("PUBLIC_LIST_CAP"),
     )
     return note_list_response(found)
 

@@ -30,7 +30,7 @@ from app.models.note import (
     TITLE_MAX_LENGTH,
 )
 from app.models.text import IN_TEXT
-from app.services.notes import NoteList
+from app.services.notes import SEARCH_QUERY_MAX_LENGTH, NoteList
 from app.services.shared.areas import Bounds, Circle
 from config import Config
 
@@ -246,6 +246,22 @@ class PersonalNotesQuerySchema(Schema):
                 }
             )
         _check_latitudes(data)
+
+
+class PublicSearchQuerySchema(PersonalNotesQuerySchema):
+    """The words to look for; optionally one language and a window (all four bounds, or
+    none), as the personal list takes them."""
+
+    q = fields.String(
+        required=True,
+        validate=[validate.Length(max=SEARCH_QUERY_MAX_LENGTH), NOT_BLANK],
+        metadata={
+            "description": "Words to find in titles and bodies (all of them), "
+            '`"a phrase"`, `or` between alternatives, `-word` to leave out. At most '
+            f"{SEARCH_QUERY_MAX_LENGTH} characters.",
+            "example": "coffee river",
+        },
+    )
 
 
 def area_from(query: dict[str, Any], default_radius_km: float) -> Bounds | Circle | None:

@@ -1,5 +1,6 @@
 """Notes (contract: Note; Personal notes and GPX; Public note discovery; Public note pages):
-personal and scoped notes, comments, discovery in map areas, GPX import and export."""
+personal and scoped notes, comments, discovery in map areas, text search over public
+notes, GPX import and export."""
 
 from app.services.notes.discovery import (
     NoteList,
@@ -22,8 +23,10 @@ from app.services.notes.notes import (
     list_notes,
     move_note,
 )
+from app.services.notes.search import SEARCH_QUERY_MAX_LENGTH, search_public_notes
 
 __all__ = [
+    "SEARCH_QUERY_MAX_LENGTH",
     "ImportReport",
     "NoteList",
     "add_comment",
@@ -43,4 +46,5 @@ __all__ = [
     "page_notes",
     "profile_notes",
     "public_notes",
+    "search_public_notes",
 ]
