@@ -6,6 +6,7 @@ from app.models.compliance import ContentReport
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
 from app.models.image import ContentImage, ImageTarget
 from app.models.note import Note, NoteComment
+from app.models.quota import QuotaUse
 from app.models.sync import SyncClock, SyncDeparture, SyncNoteMutation
 from app.models.team import Team, TeamInviteLink, TeamMembership
 from app.models.trackable import (
@@ -34,6 +35,7 @@ __all__ = [
     "LoginFailure",
     "Note",
     "NoteComment",
+    "QuotaUse",
     "RecoveryCode",
     "RefreshToken",
     "SecretGuessMiss",

@@ -29,6 +29,21 @@ class LimitsSchema(Schema):
     max_request_bytes = fields.Integer()
     image_max_bytes = fields.Integer()
     image_max_pixels = fields.Integer()
+    image_max_decode_bytes = fields.Integer(
+        metadata={"description": "Most memory decoding one upload may take (more is 400)."}
+    )
+    image_max_aspect_ratio = fields.Float(
+        metadata={"description": "Longest side over shortest side of an upload (more is 400)."}
+    )
+    images_per_parent_max = fields.Integer(
+        metadata={"description": "Most images one parent holds (more is 400)."}
+    )
+    images_per_user_per_day = fields.Integer(
+        metadata={"description": "Images one account may upload in 24 hours (more is 429)."}
+    )
+    trackables_per_user_per_hour = fields.Integer(
+        metadata={"description": "Trackables one account may create in an hour (more is 429)."}
+    )
     gpx_max_bytes = fields.Integer()
     sync_push_max_notes = fields.Integer(
         metadata={"description": "Most notes one sync push may carry (more is 400)."}

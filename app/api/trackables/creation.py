@@ -8,6 +8,7 @@ from uuid import UUID
 
 from flask import current_app
 
+from app.api.base import PROBLEM_JSON, ProblemSchema
 from app.api.trackables.cookies import no_store
 from app.api.trackables.routes import blp
 from app.api.trackables.schemas import (
@@ -68,6 +69,21 @@ GROUP_CREATE_EXAMPLE = {
     "watchGroupActivityWhenCreated": True,
 }
 ROTATED_EXAMPLE = EXAMPLE_CODES
+HOURLY_LIMIT = {
+    "schema": ProblemSchema,
+    "content_type": PROBLEM_JSON,
+    "description": "The account created its trackables for the hour (200 by default, "
+    "single or in groups; published in `GET /api/system/status` under `limits`); "
+    "`Retry-After` says when these fit. Nothing is created.",
+    "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
+    "example": {
+        "type": "about:blank",
+        "title": "Too many requests",
+        "status": 429,
+        "detail": "At most 200 trackables created per account per hour. Try again in 1200 seconds.",
+        "code": "trackable_hourly_limit_reached",
+    },
+}
 
 
 def _codes() -> dict[str, Any]:
@@ -85,13 +101,15 @@ def _codes() -> dict[str, Any]:
 @blp.auth()
 @blp.arguments(TrackableCreateSchema, example=CREATE_EXAMPLE)
 @blp.response(201, TrackableCreatedSchema, example=CREATED_EXAMPLE)
+@blp.alt_response(429, **HOURLY_LIMIT)
 def create_trackable(data: dict) -> Any:
     """Create a trackable
 
     Answers its codes: the public code, and, in this response only, the short secret code
     and the QR scan URL. `secretCode` empty or absent generates one; your own is 400 on
     `secretCode` when malformed, reserved (LN, GT, TB) or in use. `teamId` needs an active
-    membership (404 otherwise). `externalLinkUrl` is verified server-side.
+    membership (404 otherwise). `externalLinkUrl` is verified server-side. An account
+    creates at most 200 trackables an hour (429 `trackable_hourly_limit_reached`).
     """
     created = trackables.create_trackable(current_viewer(), **_codes(), **data)
     db.session.commit()
@@ -102,13 +120,16 @@ def create_trackable(data: dict) -> Any:
 @blp.auth()
 @blp.arguments(TrackableGroupCreateSchema, example=GROUP_CREATE_EXAMPLE)
 @blp.response(201, TrackableGroupCreatedSchema)
+@blp.alt_response(429, **HOURLY_LIMIT)
 def create_trackable_group(data: dict) -> Any:
     """Create a trackable group
 
     Makes the group and its `trackableCount` trackables (1 to 100) at once, all or none;
     items stay unactivated, showing the group's defaults, unless `activateImmediately`.
     Answers each item's codes, the secret ones in this response only. A `name` whose slug
-    is taken is 400 on `name`.
+    is taken is 400 on `name`. The items count against the account's 200 trackables an
+    hour as a whole (429 `trackable_hourly_limit_reached`): a full group always fits an
+    unused hour.
     """
     created = trackables.create_group(
         current_viewer(),

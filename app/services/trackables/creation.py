@@ -12,14 +12,19 @@ decisions: Trackable codes, Responses the contract leaves open).
   unless `activateImmediately`, which copies the group's defaults onto each item (an
   activated item keeps its own title and description). Everything is one transaction: the
   route commits once, so any failure leaves nothing behind.
+- An account creates at most TRACKABLES_PER_USER_PER_HOUR trackables in an hour, alone
+  or in groups (429 `trackable_hourly_limit_reached` with Retry-After; issue: Hardening).
+  It is checked before the link check, then taken under the account's budget lock just
+  before the insert, so parallel creations cannot both take the last units.
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from flask import current_app
 from sqlalchemy import exc, func, select
 
 from app.auth import Viewer
@@ -33,11 +38,22 @@ from app.models.trackable import (
     TrackableVisibility,
 )
 from app.policies import teams as team_policy
-from app.services.shared import links
+from app.services.shared import links, quotas
 from app.services.trackables.codes import CodeSettings, byo_problem
 from app.services.trackables.issuing import IssuedCodes, add_many_with_codes, add_with_codes
 
 GROUP_NAME_TAKEN = "A trackable group with this name already exists."
+HOURLY_LIMIT_REACHED = "trackable_hourly_limit_reached"
+
+
+def hourly_quota() -> quotas.Quota:
+    return quotas.Quota(
+        kind="trackable_create",
+        limit=current_app.config["TRACKABLES_PER_USER_PER_HOUR"],
+        window=timedelta(hours=1),
+        code=HOURLY_LIMIT_REACHED,
+        noun="trackables created",
+    )
 
 
 @dataclass(frozen=True)
@@ -134,7 +150,9 @@ def create_trackable(
     user_id = viewer.account.id
     team_id = _checked_team(viewer, team_id)
     _checked_secret_shape(settings, secret_code)
+    quotas.check(hourly_quota(), user_id)
     url, link_description = links.checked_link(external_link_url, external_link_description)
+    quotas.take(hourly_quota(), user_id)
     now = utcnow()
     _open_transaction()
     trackable = Trackable(
@@ -206,11 +224,13 @@ def create_group(
     if not 1 <= trackable_count <= max_count:
         raise ValidationFailed({"trackableCount": [f"Must be between 1 and {max_count}."]})
     team_id = _checked_team(viewer, team_id)
+    quotas.check(hourly_quota(), user_id, trackable_count)
     name = " ".join(name.split())
     slug = _checked_slug(name)
     url, link_description = links.checked_link(
         default_external_link_url, default_external_link_description
     )
+    quotas.take(hourly_quota(), user_id, trackable_count)
     now = utcnow()
     group = TrackableGroup(
         name=name,
