@@ -157,9 +157,8 @@ class Config:
     SECRET_GUESS_NETWORK_LIMIT = env_int("SECRET_GUESS_NETWORK_LIMIT", 30)
     SECRET_GUESS_WINDOW_MINUTES = env_int("SECRET_GUESS_WINDOW_MINUTES", 10)
     SECRET_GUESS_ALARM_MISSES = env_int("SECRET_GUESS_ALARM_MISSES", 500)
-    # Per account, in the database: trackables created, secret codes rotated.
-    TRACKABLE_CREATE_LIMIT = env_int("TRACKABLE_CREATE_LIMIT", 30)
-    TRACKABLE_CREATE_WINDOW_MINUTES = env_int("TRACKABLE_CREATE_WINDOW_MINUTES", 60)
+    # Per account, in the database: secret codes rotated (trackables created per hour:
+    # TRACKABLES_PER_USER_PER_HOUR, below).
     SECRET_ROTATE_LIMIT = env_int("SECRET_ROTATE_LIMIT", 10)
     SECRET_ROTATE_WINDOW_MINUTES = env_int("SECRET_ROTATE_WINDOW_MINUTES", 60)
 
@@ -188,6 +187,9 @@ class Config:
     TRACKABLE_SECRET_CODE_LENGTH = env_int("TRACKABLE_SECRET_CODE_LENGTH", 8)
     TRACKABLE_QR_TOKEN_LENGTH = env_int("TRACKABLE_QR_TOKEN_LENGTH", 100)
     TRACKABLES_PER_GROUP_MAX = env_int("TRACKABLES_PER_GROUP_MAX", 100)
+    # Trackables one account may create in an hour (429 past it), single or in groups;
+    # keep it at least TRACKABLES_PER_GROUP_MAX so that one full group still fits.
+    TRACKABLES_PER_USER_PER_HOUR = env_int("TRACKABLES_PER_USER_PER_HOUR", 200)
     # Comments and journey stops may say when the item was really seen (`observedUtc`, sent
     # later by a phone that was offline): older than this many days is refused.
     TRACKABLE_OBSERVED_MAX_AGE_DAYS = env_int("TRACKABLE_OBSERVED_MAX_AGE_DAYS", 365)
@@ -217,6 +219,18 @@ class Config:
     IMAGE_ROOT = Path(env_str("IMAGE_ROOT", str(INSTANCE_DIR / "images")))
     IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 20 * 1024 * 1024)
     IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 60_000_000)
+    # Peak memory one upload's decoding and resizing may take, estimated from the header
+    # before any pixel is decoded (app.storage.image_headers). 640 MiB takes 60-megapixel
+    # JPEG, HEIC, RGB(A) and palette PNG (at most about 590 MiB) and refuses the costlier
+    # shapes: grey-with-alpha or colour-profiled RGBA PNGs near 60 megapixels, WebP over 40.
+    IMAGE_MAX_DECODE_BYTES = env_int("IMAGE_MAX_DECODE_BYTES", 640 * 1024 * 1024)
+    # Longest side over shortest: 50 keeps every panorama and phone scrolling screenshot
+    # (rarely beyond 1:30); past it even the large variant is a line.
+    IMAGE_MAX_ASPECT_RATIO = env_float("IMAGE_MAX_ASPECT_RATIO", 50.0)
+    # Images one parent (profile, note, team, trackable, group) may hold: 400 (code
+    # image_limit_reached past it); images one account may upload in 24 hours (429).
+    IMAGES_PER_PARENT_MAX = env_int("IMAGES_PER_PARENT_MAX", 400)
+    IMAGES_PER_USER_PER_DAY = env_int("IMAGES_PER_USER_PER_DAY", 500)
     # Where variants are stored: "local" (IMAGE_ROOT) or "s3" (an S3-compatible bucket;
     # credentials from boto3's usual chain: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...).
     IMAGE_STORAGE = env_str("IMAGE_STORAGE", "local")

@@ -84,6 +84,7 @@ def register_area_hooks(app: Flask) -> None:
     from app.policies import notes as note_policy
     from app.policies import teams as team_policy
     from app.services import categories, compliance, identity, images, notes, teams, trackables
+    from app.services.shared import budgets
 
     app.extensions["area_hooks"] = AreaHooks(
         viewer_parts=(
@@ -102,6 +103,7 @@ def register_area_hooks(app: Flask) -> None:
             # After every parent went (each removal above took its images): the profile's
             # images, and the count of all the account's images removed.
             images.delete_account_images,
+            budgets.delete_account_spends,  # what it counted against its budgets
             identity.remove_identity_data,  # tokens, codes: last
         ),
         parent_removals=(images.remove_children_images,),  # a parent's images and files

@@ -19,7 +19,7 @@ from sqlalchemy import event, select
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import ORMExecuteState, Session
 
-from app.database import get_by_driver, get_for_write
+from app.database import begin_immediate, get_by_driver, get_for_write, on_write_lock
 from app.errors import Unauthorized, problem
 from app.extensions import db, jwt
 from app.hooks import ViewerPart, area_hooks
@@ -188,16 +188,24 @@ def _check_account_before_first_write(session: Session) -> None:
     IMMEDIATE) and reads its account again under it, so a write never lands in an
     account deleted after the request's token was read (401 then). PostgreSQL locks the
     account at the token read instead (`get_for_write`)."""
-    key = _account_key()
-    if key is None:
+    if _account_key() is None or g.get("account_checked_for_write"):
         return
     connection = session.connection()
     if connection.dialect.name != "sqlite":
         return
-    driver = connection.connection.driver_connection
-    if driver is None or driver.in_transaction:
-        return  # holds the write lock already: checked, or the account's own deletion
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    # Not in a transaction: take the lock (the check runs under it, `_account_under_lock`).
+    # In one already, the request took the lock itself (the check ran then), or a
+    # savepoint began a deferred one, whose writes meet the foreign keys.
+    begin_immediate(connection)
+
+
+def _account_under_lock(connection: Any) -> None:
+    """Once per write request, as SQLite's write lock is taken (here or by a lock the
+    request takes before its first write): 401 when the account is gone."""
+    key = _account_key()
+    if key is None or g.get("account_checked_for_write"):
+        return
+    g.account_checked_for_write = True
     if connection.execute(select(User.id).where(User.id == key)).first() is None:
         gone = Unauthorized("The bearer token's account no longer exists.")
         gone.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
@@ -213,6 +221,7 @@ def check_accounts_before_writes() -> None:
     if _checking:
         return
     _checking = True
+    on_write_lock(_account_under_lock)
 
     @event.listens_for(Session, "before_flush")
     def before_flush(session: Session, flush_context: Any, instances: Any) -> None:

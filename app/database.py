@@ -469,7 +469,7 @@ def get_for_write(
     statement = select(model).where(primary_key == key).execution_options(populate_existing=True)
     if connection.dialect.name == "sqlite":
         if exclusive:
-            _begin_immediate(connection)
+            begin_immediate(connection)
     else:
         # SQLAlchemy: read + key_share is FOR KEY SHARE (key_share alone, FOR NO KEY UPDATE)
         shared = not exclusive
@@ -477,10 +477,24 @@ def get_for_write(
     return session.scalars(statement).one_or_none()
 
 
-def _begin_immediate(connection: Any) -> None:
+# Called with the connection each time this process takes SQLite's write lock with BEGIN
+# IMMEDIATE (app.auth checks there that a write request's account still exists).
+_after_write_lock: list[Callable[[Any], None]] = []
+
+
+def on_write_lock(callback: Callable[[Any], None]) -> None:
+    """Run `callback(connection)` whenever SQLite's write lock is taken here."""
+    if callback not in _after_write_lock:
+        _after_write_lock.append(callback)
+
+
+def begin_immediate(connection: Any) -> None:
+    """SQLite: take the database's write lock now, unless a transaction is open."""
     driver_connection = connection.connection.driver_connection
     if driver_connection is not None and not driver_connection.in_transaction:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
+        for callback in _after_write_lock:
+            callback(connection)
 
 
 def lock_for_write(
@@ -506,7 +520,7 @@ def lock_for_write(
     """
     connection = session.connection()
     if connection.dialect.name == "sqlite":
-        _begin_immediate(connection)
+        begin_immediate(connection)
     else:
         digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
         lock_id = int.from_bytes(digest, "big", signed=True)
@@ -530,9 +544,7 @@ def lock_rows(session: Session | scoped_session[Any], statement: Select[Any]) ->
     """
     connection = session.connection()
     if connection.dialect.name == "sqlite":
-        driver_connection = connection.connection.driver_connection
-        if driver_connection is not None and not driver_connection.in_transaction:
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        begin_immediate(connection)
     locked = statement.with_for_update().execution_options(populate_existing=True)
     return list(session.scalars(locked))
 

@@ -84,7 +84,8 @@ def one_run(contender: str, path: Path) -> dict[str, float]:
     base = status_kib("VmRSS")
     started = time.perf_counter()
     if contender == "api":
-        imaging.make_variants(io.BytesIO(data), max_pixels=60_000_000)
+        limits = imaging.ImageLimits(60_000_000, 50.0, 640 * 1024 * 1024)
+        imaging.make_variants(io.BytesIO(data), limits)
     else:
         image = Image.open(io.BytesIO(data))
         if contender == "floor" and image.format == "JPEG":

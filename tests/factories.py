@@ -306,7 +306,7 @@ def make_invite_link(
 
 def count_guess_misses() -> int:
     """Secret code misses counted against clients' guess budgets (one per miss)."""
-    from app.models.trackable import BudgetSpend
+    from app.models.budget import BudgetSpend
     from app.services.trackables.guesses import CLIENT
 
     return count_rows(BudgetSpend, BudgetSpend.budget == CLIENT)

@@ -263,7 +263,9 @@ class ProblemSchema(Schema):
     title = fields.String()
     status = fields.Integer()
     detail = fields.String()
-    code = fields.String(metadata={"description": "Stable machine code (trackable routes)."})
+    code = fields.String(
+        metadata={"description": "Stable machine code (trackable routes, limits)."}
+    )
     errors = fields.Dict(
         keys=fields.String(),
         values=fields.List(fields.String()),
@@ -413,6 +415,8 @@ class ProblemResponsesPlugin(BasePlugin):
                 wanted |= {401, 403}
             wanted |= EXTRA_PROBLEMS.get(f"{method.upper()} {self._document_path(path)}", set())
             for status in sorted(wanted):
+                if status in responses:  # documented by the route (alt_response, int keys)
+                    continue
                 responses.setdefault(
                     str(status), {"$ref": "#/components/responses/Problem" + str(status)}
                 )

@@ -1,6 +1,7 @@
 """All models, imported here so metadata (create_all, Alembic) sees every table."""
 
 from app.models.base import Base
+from app.models.budget import BudgetSpend
 from app.models.category import Category
 from app.models.compliance import ContentReport
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
@@ -11,7 +12,6 @@ from app.models.ratelimit import RateLimitCounter
 from app.models.sync import SyncClock, SyncDeparture, SyncNoteMutation
 from app.models.team import Team, TeamInviteLink, TeamMembership
 from app.models.trackable import (
-    BudgetSpend,
     JourneyStop,
     Trackable,
     TrackableAccessSession,

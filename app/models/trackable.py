@@ -333,23 +333,3 @@ class TrackableComment(Base):
 Index(
     "ix_trackable_comments_trackable", TrackableComment.trackable_id, TrackableComment.created_utc
 )
-
-
-class BudgetSpend(Base):
-    """One use of a budget kept in the database (services.trackables.budgets): a secret
-    code miss of a client and of its network (decisions: Trackable codes), a creation or a
-    rotation of an account. In the database, so every worker process shares one count."""
-
-    __tablename__ = "budget_spends"
-
-    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    budget: Mapped[str] = mapped_column(String(32))
-    # Whose budget: a keyed hash of a client address or network, or an account id.
-    subject: Mapped[str] = mapped_column(String(64))
-    spent_utc: Mapped[datetime] = mapped_column(default=utcnow)
-
-
-Index("ix_budget_spends_subject", BudgetSpend.budget, BudgetSpend.subject, BudgetSpend.spent_utc)
-# Pruning what left a budget's window, and the all-clients count of the miss alarm, read
-# only that budget's rows in time order, however many subjects count.
-Index("ix_budget_spends_budget_spent", BudgetSpend.budget, BudgetSpend.spent_utc)

@@ -6,7 +6,10 @@ Pure functions over a file object; nothing here touches the database or the file
   JPEG, PNG, WebP, GIF and HEIC/HEIF are accepted, anything else is refused.
 - Decompression bombs are refused from the header: Pillow reads the size before decoding,
   and `Image.MAX_IMAGE_PIXELS` is set to the limit with its warning turned into a refusal,
-  so nothing larger than `max_pixels` is ever decoded.
+  so nothing larger than `max_pixels` is ever decoded. Before decoding, the header is
+  also held to `max_aspect_ratio`, to what its data can hold, and to `max_decode_bytes`
+  of memory as the pipeline would really use it (app.storage.image_headers); truncated
+  data is never filled in (`ImageFile.LOAD_TRUNCATED_IMAGES` stays off).
 - JPEG is decoded in draft mode (the decoder's DCT scaling, 1/2, 1/4 or 1/8) to the
   smallest scale that still covers the large variant (and a 64 px thumbnail side), then
   the variants are made as a cascade, large -> medium -> small, each from the previous
@@ -21,13 +24,16 @@ Pure functions over a file object; nothing here touches the database or the file
 from __future__ import annotations
 
 import io
+import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO
 
-from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
+from PIL import Image, ImageCms, ImageFile, ImageOps, UnidentifiedImageError
+
+from app.storage.image_headers import data_shortfall, decode_cost
 
 try:  # HEIC/HEIF through pillow-heif (a declared dependency; optional only for tooling)
     from pillow_heif import register_heif_opener
@@ -64,8 +70,28 @@ THUMBNAIL = VARIANTS_BY_NAME["thumbnail"]
 HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1"}
 
 
+# Pillow's resize first reduces by a whole factor to within this many times the target.
+REDUCING_GAP = 3.0
+
+MEMORY_LIMIT = "image_memory_limit"
+ASPECT_RATIO = "image_aspect_ratio"
+TRUNCATED = "image_truncated"
+
+
 class ImageRejected(ValueError):
-    """The upload is not an image this service accepts; the message says why."""
+    """The upload is not an image this service accepts; the message says why, `code` (when
+    set) is the machine-readable reason."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class ImageLimits:
+    max_pixels: int
+    max_aspect_ratio: float  # longest side over shortest side
+    max_decode_bytes: int  # peak memory of decoding and resizing one image
 
 
 @dataclass(frozen=True)
@@ -94,8 +120,10 @@ def sniff_format(head: bytes) -> str | None:
 def _pixel_limit(max_pixels: int) -> Iterator[None]:
     # Pillow warns above MAX_IMAGE_PIXELS and raises above twice that; with the warning
     # made an error, anything over the limit is refused while only the header is read.
+    # Truncated data must raise, never be filled in, whatever else set the global.
     previous = Image.MAX_IMAGE_PIXELS
     Image.MAX_IMAGE_PIXELS = max_pixels
+    ImageFile.LOAD_TRUNCATED_IMAGES = False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -104,8 +132,9 @@ def _pixel_limit(max_pixels: int) -> Iterator[None]:
         Image.MAX_IMAGE_PIXELS = previous
 
 
-def open_screened(stream: IO[bytes], *, max_pixels: int) -> Image.Image:
+def open_screened(stream: IO[bytes], limits: ImageLimits) -> Image.Image:
     """The image, opened (header read, pixels not decoded) after screening, or ImageRejected."""
+    max_pixels = limits.max_pixels
     stream.seek(0)
     kind = sniff_format(stream.read(16))
     stream.seek(0)
@@ -120,16 +149,50 @@ def open_screened(stream: IO[bytes], *, max_pixels: int) -> Image.Image:
         raise ImageRejected(f"The image has more than {max_pixels:,} pixels.") from error
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as error:
         raise ImageRejected("The image is broken or not what its first bytes say.") from error
-    width, height = image.size
-    if width < 1 or height < 1 or width * height > max_pixels:
+    try:
+        _check_shape(image, stream, kind, limits)
+    except ImageRejected:
         image.close()
-        raise ImageRejected(f"The image has more than {max_pixels:,} pixels.")
+        raise
     return image
 
 
-def _oriented_size(image: Image.Image) -> tuple[int, int]:
-    orientation = image.getexif().get(0x0112, 1)
+def _check_shape(image: Image.Image, stream: IO[bytes], kind: str, limits: ImageLimits) -> None:
     width, height = image.size
+    if width < 1 or height < 1 or width * height > limits.max_pixels:
+        raise ImageRejected(f"The image has more than {limits.max_pixels:,} pixels.")
+    if max(width, height) > limits.max_aspect_ratio * min(width, height):
+        raise ImageRejected(
+            f"The image is {width} x {height}: one side may be at most "
+            f"{limits.max_aspect_ratio:g} times the other.",
+            ASPECT_RATIO,
+        )
+    stream.seek(0)
+    data = stream.read()
+    stream.seek(0)
+    if data_shortfall(kind, data, width, height):
+        raise ImageRejected(
+            f"The image is truncated: {len(data):,} bytes cannot hold {width} x {height} pixels.",
+            TRUNCATED,
+        )
+
+
+def _check_memory(image: Image.Image, coded_size: tuple[int, int], limit: int) -> None:
+    needed = decode_cost(image, coded_size, longest=LARGEST, reducing_gap=REDUCING_GAP)
+    if needed > limit:
+        mib = 1024 * 1024
+        raise ImageRejected(
+            f"Decoding this {coded_size[0]} x {coded_size[1]} {image.mode} image would take "
+            f"about {math.ceil(needed / mib):,} MiB of memory; at most {limit // mib:,} MiB "
+            "is allowed.",
+            MEMORY_LIMIT,
+        )
+
+
+def _oriented_size(image: Image.Image, size: tuple[int, int]) -> tuple[int, int]:
+    """`size` (the coded one, before any draft), swapped when the EXIF orientation turns it."""
+    orientation = image.getexif().get(0x0112, 1)
+    width, height = size
     return (height, width) if orientation in (5, 6, 7, 8) else (width, height)
 
 
@@ -159,7 +222,8 @@ def _to_srgb(image: Image.Image) -> Image.Image:
         image.mode == "P" and "transparency" in image.info
     )
     if has_alpha:
-        rgba = image.convert("RGBA")
+        # convert() to the same mode would copy the whole image for nothing
+        rgba = image if image.mode == "RGBA" else image.convert("RGBA")
         flat = Image.new("RGB", rgba.size, (255, 255, 255))
         flat.paste(rgba, mask=rgba.getchannel("A"))
         return flat
@@ -173,7 +237,7 @@ def _fit(image: Image.Image, longest: int) -> Image.Image:
         return image
     scale = longest / max(width, height)
     size = (max(1, round(width * scale)), max(1, round(height * scale)))
-    return image.resize(size, Image.Resampling.LANCZOS, reducing_gap=3.0)
+    return image.resize(size, Image.Resampling.LANCZOS, reducing_gap=REDUCING_GAP)
 
 
 def _square(image: Image.Image, side: int) -> Image.Image:
@@ -195,25 +259,31 @@ def _encode(image: Image.Image) -> bytes:
     return buffer.getvalue()
 
 
-def _decode(image: Image.Image) -> tuple[Image.Image, tuple[int, int]]:
-    """The first frame, decoded (drafted for JPEG), oriented; and the oriented full size."""
-    original = _oriented_size(image)
-    if image.format == "JPEG":
-        image.draft("RGB", _draft_target(*image.size))
+def _decode(image: Image.Image) -> Image.Image:
+    """The first frame (drafted for JPEG beforehand), decoded, oriented, in sRGB RGB."""
     if getattr(image, "n_frames", 1) > 1:
         image.seek(0)
     image.load()
     ImageOps.exif_transpose(image, in_place=True)
-    return _to_srgb(image), original
+    converted = _to_srgb(image)
+    if converted is not image:
+        image.close()  # the decoded pixels are not needed any more: free them now
+    return converted
 
 
-def make_variants(stream: IO[bytes], *, max_pixels: int) -> ProcessedImage:
+def make_variants(stream: IO[bytes], limits: ImageLimits) -> ProcessedImage:
     """Screen `stream` and make the four variants, or raise ImageRejected with the reason."""
-    image = open_screened(stream, max_pixels=max_pixels)
+    image = open_screened(stream, limits)
     try:
+        coded_size = image.size
+        if image.format == "JPEG":
+            image.draft("RGB", _draft_target(*image.size))
+        _check_memory(image, coded_size, limits.max_decode_bytes)
+        # After the check: a PNG's EXIF may follow its pixels, and reading it decodes them.
+        width, height = _oriented_size(image, coded_size)
         try:
-            with _pixel_limit(max_pixels):
-                decoded, (width, height) = _decode(image)
+            with _pixel_limit(limits.max_pixels):
+                decoded = _decode(image)
         except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError) as error:
             raise ImageRejected("The image is truncated or broken.") from error
         made = _cascade(decoded)

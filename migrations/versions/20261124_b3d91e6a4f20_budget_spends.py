@@ -1,9 +1,9 @@
-"""budget spends: the guess budget by client and network, creation and rotation limits
+"""budget spends: the guess budget by client and network, per-account limits
 
 One table for every budget kept in the database (secret code misses of a client and of
-its network, trackable creations and secret rotations of an account) replaces
-`secret_guess_misses`. Misses counted before the upgrade are dropped: at worst a client
-gets one fresh window.
+its network; secret rotations, trackables created and images uploaded by an account; a
+spend of several units is one row with its `amount`) replaces `secret_guess_misses`.
+Misses counted before the upgrade are dropped: at worst a client gets one fresh window.
 
 Revision ID: b3d91e6a4f20
 Revises: 3b7e51c0a9d2
@@ -26,6 +26,7 @@ def upgrade():
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('budget', sa.String(length=32), nullable=False),
     sa.Column('subject', sa.String(length=64), nullable=False),
+    sa.Column('amount', sa.Integer(), nullable=False),
     sa.Column('spent_utc', sa.DateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_budget_spends'))
     )

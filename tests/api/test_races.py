@@ -35,9 +35,11 @@ from tests.factories import make_category, make_membership, make_note, make_team
 BARRIER_SECONDS = 2.0
 
 
-def stop_after(monkeypatch: pytest.MonkeyPatch, target: str, barrier: threading.Barrier) -> None:
-    """Make each thread's first call of `target` ("module.function") wait at `barrier`
-    after it returns (or raises)."""
+def stop_after(
+    monkeypatch: pytest.MonkeyPatch, target: str, barrier: threading.Barrier, on_call: int = 1
+) -> None:
+    """Make each thread's `on_call`-th call of `target` ("module.function") wait at
+    `barrier` after it returns (or raises)."""
     module_name, name = target.rsplit(".", 1)
     module = __import__(module_name, fromlist=[name])
     original = getattr(module, name)
@@ -47,8 +49,8 @@ def stop_after(monkeypatch: pytest.MonkeyPatch, target: str, barrier: threading.
         try:
             return original(*args, **kwargs)
         finally:
-            if not getattr(local, "waited", False):
-                local.waited = True
+            local.calls = getattr(local, "calls", 0) + 1
+            if local.calls == on_call:
                 # Broken: the other thread waits for the lock this one holds.
                 with contextlib.suppress(threading.BrokenBarrierError):
                     barrier.wait()
@@ -236,11 +238,11 @@ def test_twenty_parallel_misses_against_a_budget_of_ten_let_exactly_ten_through(
 
 
 def test_parallel_creations_against_a_limit_of_two_let_exactly_two_through(app, monkeypatch):
-    app.config["TRACKABLE_CREATE_LIMIT"] = 2
+    app.config["TRACKABLES_PER_USER_PER_HOUR"] = 2
     owner = make_user()
     stop_after(
         monkeypatch,
-        "app.services.trackables.creation.spend_action",
+        "app.services.shared.budgets.spend_or_refuse",
         threading.Barrier(4, timeout=BARRIER_SECONDS),
     )
 
@@ -338,3 +340,76 @@ def test_account_deletion_while_its_user_writes_wins_or_waits_never_500(app, mon
         assert count(NoteComment, NoteComment.author_user_id == user_id) == 0
         assert count(Category, Category.owner_user_id == user_id) == 0
         assert count(ContentImage, ContentImage.uploaded_by_user_id == user_id) == 0
+
+
+# --- counted limits: images per parent and per day, trackables per hour ------------------
+# Each use case checks early without a lock (calls 1), then again under the lock just
+# before its insert (call 2): the barrier follows that second, deciding read.
+
+
+def _jpeg() -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (120, 90), (10, 120, 200)).save(buffer, "JPEG")
+    return buffer.getvalue()
+
+
+def _upload_to(url: str) -> Callable[[Any, dict[str, str]], Any]:
+    data = _jpeg()
+
+    def upload(client: Any, headers: dict[str, str]) -> Any:
+        form = {"file": (io.BytesIO(data), "x.jpg")}
+        return client.post(url, data=form, headers=headers, content_type="multipart/form-data")
+
+    return upload
+
+
+def test_two_uploads_cannot_both_take_the_last_image_slot_of_a_parent(app, monkeypatch, barrier):
+    from app.models.image import ContentImage
+
+    app.config["IMAGES_PER_PARENT_MAX"] = 1
+    owner = make_user()
+    note = make_note(owner)
+    stop_after(monkeypatch, "app.services.images.images._check_parent_room", barrier, on_call=2)
+    upload = _upload_to(f"/api/images/notes/{note.id}")
+    results = run_together(app, [(owner, upload), (owner, upload)])
+    assert statuses(results) == [201, 400]
+    refused = next(body for status, body in results if status == 400)
+    assert refused["code"] == "image_limit_reached"
+    assert count(ContentImage, ContentImage.parent_id == note.id) == 1
+
+
+def test_two_uploads_cannot_both_take_the_last_image_of_the_day(app, monkeypatch, barrier):
+    from app.models.image import ContentImage
+
+    app.config["IMAGES_PER_USER_PER_DAY"] = 1
+    owner = make_user()
+    notes = [make_note(owner), make_note(owner)]  # two parents: only the daily budget is shared
+    stop_after(monkeypatch, "app.services.shared.budgets.check", barrier, on_call=2)
+    calls = [(owner, _upload_to(f"/api/images/notes/{note.id}")) for note in notes]
+    results = run_together(app, calls)
+    assert statuses(results) == [201, 429]
+    refused = next(body for status, body in results if status == 429)
+    assert refused["code"] == "image_daily_limit_reached"
+    assert count(ContentImage, ContentImage.uploaded_by_user_id == owner.id) == 1
+
+
+def test_two_creations_cannot_both_take_the_last_trackables_of_the_hour(app, monkeypatch, barrier):
+    from app.models.trackable import Trackable
+
+    app.config["TRACKABLES_PER_USER_PER_HOUR"] = 10
+    owner = make_user()
+    stop_after(monkeypatch, "app.services.shared.budgets.check", barrier, on_call=2)
+
+    def create_group(name: str) -> Callable[[Any, dict[str, str]], Any]:
+        body = {"name": name, "trackableCount": 6}
+        return lambda client, headers: client.post(
+            "/api/trackables/groups", json=body, headers=headers
+        )
+
+    results = run_together(app, [(owner, create_group("Left")), (owner, create_group("Right"))])
+    assert statuses(results) == [201, 429]
+    refused = next(body for status, body in results if status == 429)
+    assert refused["code"] == "trackable_hourly_limit_reached"
+    assert count(Trackable, Trackable.created_by_user_id == owner.id) == 6

@@ -542,6 +542,12 @@ def upload_cases(op: Operation, schema: dict[str, Any]) -> Iterator[Case]:
             multipart,
         ),
     }
+    for label, data in small_files_claiming_huge_images().items():
+        head = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{file_field}"; '
+            'filename="x.img"\r\nContent-Type: application/octet-stream\r\n\r\n'
+        ).encode()
+        cases[label] = (head + data + b"\r\n" + form(), multipart)
     for label, (body, content_type) in cases.items():
         yield Case(label, frozenset({400, 415}), body=body, content_type=content_type)
     many = [
@@ -549,6 +555,17 @@ def upload_cases(op: Operation, schema: dict[str, Any]) -> Iterator[Case]:
         for n in range(1_500)
     ]
     yield Case("a form of 1,500 parts", frozenset({413}), body=form(*many), content_type=multipart)
+
+
+def small_files_claiming_huge_images() -> dict[str, bytes]:
+    """Real files a few hundred bytes long whose headers claim far more (issue: Hardening)."""
+    from tests.api.images.samples import flat_png, jpeg_claiming
+
+    return {
+        "JPEG of 633 bytes claiming 7000 x 8000": jpeg_claiming(7000, 8000),
+        "progressive JPEG claiming 7000 x 8000": jpeg_claiming(7000, 8000, progressive=True),
+        "PNG one pixel wide, 200,000 high": flat_png(1, 200_000),
+    }
 
 
 def cases_for(op: Operation, secret: str) -> list[Case]:

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from flask import Response, request
 
-from app.api.base import Blueprint
+from app.api.base import PROBLEM_JSON, Blueprint, ProblemSchema
 from app.api.images.schemas import ImageEnvelopeSchema, ImageSchema, ImageUploadFormSchema
 from app.auth import current_viewer
 from app.errors import ValidationFailed
@@ -26,6 +26,52 @@ JPEG_DOC = {
         },
         "304": {"description": "The client's copy (`If-None-Match`) is current."},
     }
+}
+
+
+def _problem(status: int, title: str, code: str, detail: str) -> dict[str, Any]:
+    return {
+        "value": {"type": "about:blank", "title": title, "status": status, "detail": detail}
+        | {"code": code}
+    }
+
+
+UPLOAD_REFUSED = {
+    "schema": ProblemSchema,
+    "content_type": PROBLEM_JSON,
+    "description": "The upload is refused and nothing is stored: not an accepted format, "
+    "too many bytes or pixels, broken, or, with a `code`: `image_aspect_ratio` (one side "
+    "more than 50 times the other), `image_truncated` (the data cannot hold the size its "
+    "header claims), `image_memory_limit` (decoding would take more memory than allowed), "
+    "`image_limit_reached` (the parent holds 400 images). The limits are settings, "
+    "published in `GET /api/system/status` under `limits`.",
+    "examples": {
+        "image_limit_reached": _problem(
+            400,
+            "Bad request",
+            "image_limit_reached",
+            "This holds 400 images, the most allowed: delete one to add another.",
+        ),
+        "image_truncated": _problem(
+            400,
+            "Bad request",
+            "image_truncated",
+            "The image is truncated: 633 bytes cannot hold 7000 x 8000 pixels.",
+        ),
+    },
+}
+DAILY_LIMIT = {
+    "schema": ProblemSchema,
+    "content_type": PROBLEM_JSON,
+    "description": "The account uploaded its images for the day (500 in 24 hours by "
+    "default); `Retry-After` says when the next one fits.",
+    "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
+    "example": _problem(
+        429,
+        "Too many requests",
+        "image_daily_limit_reached",
+        "At most 500 images uploaded per account per day. Try again in 3600 seconds.",
+    )["value"],
 }
 
 
@@ -124,12 +170,17 @@ def download_image(content_image_id: UUID, variant: str) -> Response:
 @blp.auth()
 @blp.arguments(ImageUploadFormSchema, location="files")
 @blp.response(201, ImageEnvelopeSchema)
+@blp.alt_response(400, **UPLOAD_REFUSED)
+@blp.alt_response(429, **DAILY_LIMIT)
 def upload_profile_image(form: dict) -> Any:
     """Upload an image to my profile
 
     Multipart, one part `file`. Screened by content (JPEG, PNG, WebP, GIF, HEIC/HEIF), at
-    most 20 MB and 60 megapixels (400 with the reason otherwise, 413 over the request
-    limit), stored only as the four JPEG variants with no metadata.
+    most 20 MB and 60 megapixels, one side at most 50 times the other, data that holds
+    the claimed size, decodable within the memory limit (400 with the reason otherwise,
+    413 over the request limit), stored only as the four JPEG variants with no metadata.
+    A parent holds at most 400 images (400 `image_limit_reached`); an account uploads at
+    most 500 a day (429 `image_daily_limit_reached` with `Retry-After`).
     """
     return _upload(ImageTarget.PROFILE, current_viewer().account.id)
 
@@ -138,6 +189,8 @@ def upload_profile_image(form: dict) -> Any:
 @blp.auth()
 @blp.arguments(ImageUploadFormSchema, location="files")
 @blp.response(201, ImageEnvelopeSchema)
+@blp.alt_response(400, **UPLOAD_REFUSED)
+@blp.alt_response(429, **DAILY_LIMIT)
 def upload_note_image(form: dict, note_id: UUID) -> Any:
     """Upload an image to a note
 
@@ -151,6 +204,8 @@ def upload_note_image(form: dict, note_id: UUID) -> Any:
 @blp.auth()
 @blp.arguments(ImageUploadFormSchema, location="files")
 @blp.response(201, ImageEnvelopeSchema)
+@blp.alt_response(400, **UPLOAD_REFUSED)
+@blp.alt_response(429, **DAILY_LIMIT)
 def upload_team_image(form: dict, team_id: UUID) -> Any:
     """Upload an image to a team page
 
@@ -164,6 +219,8 @@ def upload_team_image(form: dict, team_id: UUID) -> Any:
 @blp.auth()
 @blp.arguments(ImageUploadFormSchema, location="files")
 @blp.response(201, ImageEnvelopeSchema)
+@blp.alt_response(400, **UPLOAD_REFUSED)
+@blp.alt_response(429, **DAILY_LIMIT)
 def upload_trackable_image(form: dict, trackable_id: UUID) -> Any:
     """Upload an image to a trackable
 
@@ -177,6 +234,8 @@ def upload_trackable_image(form: dict, trackable_id: UUID) -> Any:
 @blp.auth()
 @blp.arguments(ImageUploadFormSchema, location="files")
 @blp.response(201, ImageEnvelopeSchema)
+@blp.alt_response(400, **UPLOAD_REFUSED)
+@blp.alt_response(429, **DAILY_LIMIT)
 def upload_trackable_group_image(form: dict, trackable_group_id: UUID) -> Any:
     """Upload an image to a trackable group
 

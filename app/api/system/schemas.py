@@ -33,7 +33,9 @@ class GuessBudgetSchema(Schema):
 
 
 class AccountLimitSchema(Schema):
-    attempts = fields.Integer(metadata={"description": "Per account, within the window."})
+    attempts = fields.Integer(
+        metadata={"description": "Per account, within any window of this length (more is 429)."}
+    )
     window_minutes = fields.Integer()
 
 
@@ -51,6 +53,15 @@ class LimitsSchema(Schema):
     )
     image_max_bytes = fields.Integer()
     image_max_pixels = fields.Integer()
+    image_max_decode_bytes = fields.Integer(
+        metadata={"description": "Most memory decoding one upload may take (more is 400)."}
+    )
+    image_max_aspect_ratio = fields.Float(
+        metadata={"description": "Longest side over shortest side of an upload (more is 400)."}
+    )
+    images_per_parent_max = fields.Integer(
+        metadata={"description": "Most images one parent holds (more is 400)."}
+    )
     gpx_max_bytes = fields.Integer()
     sync_push_max_notes = fields.Integer(
         metadata={"description": "Most notes one sync push may carry (more is 400)."}
@@ -66,7 +77,14 @@ class LimitsSchema(Schema):
     )
     secret_code_guesses = fields.Nested(GuessBudgetSchema)
     trackable_creations = fields.Nested(
-        AccountLimitSchema, metadata={"description": "POST /api/trackables."}
+        AccountLimitSchema,
+        metadata={
+            "description": "Trackables created, single (POST /api/trackables) or in groups "
+            "(each item counts)."
+        },
+    )
+    image_uploads = fields.Nested(
+        AccountLimitSchema, metadata={"description": "Images uploaded (any parent)."}
     )
     secret_rotations = fields.Nested(
         AccountLimitSchema, metadata={"description": "POST /api/trackables/{id}/secret/rotate."}

@@ -8,6 +8,7 @@ from uuid import UUID
 
 from flask import current_app
 
+from app.api.base import PROBLEM_JSON, ProblemSchema
 from app.api.trackables.cookies import guess_client, keeping_counted_misses, no_store
 from app.api.trackables.routes import blp
 from app.api.trackables.schemas import (
@@ -68,6 +69,23 @@ GROUP_CREATE_EXAMPLE = {
     "watchGroupActivityWhenCreated": True,
 }
 ROTATED_EXAMPLE = EXAMPLE_CODES
+HOURLY_LIMIT = {
+    "schema": ProblemSchema,
+    "content_type": PROBLEM_JSON,
+    "description": "The account created its trackables for the hour (200 by default, "
+    "single or in groups; `limits.trackableCreations` in `GET /api/system/status`), "
+    "`code` `trackable_hourly_limit_reached`: `Retry-After` says when these fit. Nothing "
+    "is created. A request with its own `secretCode` is also 429 (no `code`) while this "
+    "address is over its guess budget; so is any request over a rate limit.",
+    "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
+    "example": {
+        "type": "about:blank",
+        "title": "Too many requests",
+        "status": 429,
+        "detail": "At most 200 trackables created per account per hour. Try again in 1200 seconds.",
+        "code": "trackable_hourly_limit_reached",
+    },
+}
 
 
 def _codes() -> dict[str, Any]:
@@ -91,6 +109,7 @@ def _budgets() -> dict[str, Any]:
 @blp.auth()
 @blp.arguments(TrackableCreateSchema, example=CREATE_EXAMPLE)
 @blp.response(201, TrackableCreatedSchema, example=CREATED_EXAMPLE)
+@blp.alt_response(429, **HOURLY_LIMIT)
 def create_trackable(data: dict) -> Any:
     """Create a trackable
 
@@ -100,8 +119,9 @@ def create_trackable(data: dict) -> Any:
     TB), too common or in use; "in use" counts against this address's guess budget as a
     lookup miss does, and over that budget a request with its own secret is 429. `teamId`
     needs an active membership (404 otherwise). `externalLinkUrl` is verified server-side.
-    Each account may create a limited number of trackables in a window (429 with
-    `Retry-After` beyond; `limits.trackableCreations` in `GET /api/system/status`).
+    An account creates at most 200 trackables an hour, single or in groups (429
+    `trackable_hourly_limit_reached` with `Retry-After`; `limits.trackableCreations` in
+    `GET /api/system/status`).
     """
     with keeping_counted_misses():
         created = trackables.create_trackable(current_viewer(), **_codes(), **_budgets(), **data)
@@ -113,13 +133,16 @@ def create_trackable(data: dict) -> Any:
 @blp.auth()
 @blp.arguments(TrackableGroupCreateSchema, example=GROUP_CREATE_EXAMPLE)
 @blp.response(201, TrackableGroupCreatedSchema)
+@blp.alt_response(429, **HOURLY_LIMIT)
 def create_trackable_group(data: dict) -> Any:
     """Create a trackable group
 
     Makes the group and its `trackableCount` trackables (1 to 100) at once, all or none;
     items stay unactivated, showing the group's defaults, unless `activateImmediately`.
     Answers each item's codes, the secret ones in this response only. A `name` whose slug
-    is taken is 400 on `name`.
+    is taken is 400 on `name`. The items count against the account's 200 trackables an
+    hour as a whole (429 `trackable_hourly_limit_reached`): a full group always fits an
+    unused hour.
     """
     created = trackables.create_group(
         current_viewer(),

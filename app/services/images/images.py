@@ -1,17 +1,27 @@
 """Image use cases (contract: Images rules 1-5; decisions: Images): list, read a variant,
-upload, delete, and the removal of a parent's images."""
+upload, delete, and the removal of a parent's images.
+
+An upload is also held to two counts (issue: Hardening): images per parent
+(IMAGES_PER_PARENT_MAX, 400 `image_limit_reached`) and images an account uploads per day
+(IMAGES_PER_USER_PER_DAY, 429 `image_daily_limit_reached`, a budget of
+services.shared.budgets). Both are checked before decoding, then again under locks (the
+parent's, then the account's budget) just before the row is added, so parallel uploads
+cannot both take the last slot.
+"""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import IO
+from datetime import timedelta
+from typing import IO, Any
 
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from app.auth import Viewer
+from app.database import lock_for_write
 from app.errors import ApiError, NotFound
 from app.extensions import db
 from app.hooks import DeletionCounts
@@ -19,6 +29,7 @@ from app.models.image import ContentImage, ImageTarget
 from app.models.user import User
 from app.policies import images as image_policy
 from app.services.images.files import image_store, remove_after_commit, removed_in_transaction
+from app.services.shared import budgets
 from app.storage import imaging
 from app.storage.images import image_keys, variant_key
 
@@ -31,7 +42,44 @@ class VariantFile:
 
 
 class ImageRejected(ApiError):
-    """400 with the reason: not an accepted format, too big, broken."""
+    """400 with the reason: not an accepted format, too big, broken, or the parent is full."""
+
+
+LIMIT_REACHED = "image_limit_reached"
+DAILY_LIMIT_REACHED = "image_daily_limit_reached"
+
+
+def daily_budget(config: Mapping[str, Any]) -> budgets.Budget:
+    """IMAGES_PER_USER_PER_DAY uploads per account in any 24 hours."""
+    limit = int(config["IMAGES_PER_USER_PER_DAY"])
+    return budgets.Budget(
+        "image-upload",
+        limit,
+        timedelta(days=1),
+        refusal=f"At most {limit} images uploaded per account per day.",
+        code=DAILY_LIMIT_REACHED,
+    )
+
+
+def image_limits(config: Mapping[str, Any]) -> imaging.ImageLimits:
+    return imaging.ImageLimits(
+        max_pixels=config["IMAGE_MAX_PIXELS"],
+        max_aspect_ratio=config["IMAGE_MAX_ASPECT_RATIO"],
+        max_decode_bytes=config["IMAGE_MAX_DECODE_BYTES"],
+    )
+
+
+def _check_parent_room(target: ImageTarget, parent_id: uuid.UUID, limit: int) -> None:
+    held = db.session.scalar(
+        select(func.count())
+        .select_from(ContentImage)
+        .where(ContentImage.target_type == int(target), ContentImage.parent_id == parent_id)
+    )
+    if (held or 0) >= limit:
+        raise ImageRejected(
+            f"This holds {limit} images, the most allowed: delete one to add another.",
+            code=LIMIT_REACHED,
+        )
 
 
 def list_images(viewer: Viewer, target: ImageTarget, parent_id: uuid.UUID) -> list[ContentImage]:
@@ -66,14 +114,18 @@ def upload_image(
     """Screen the upload, store its four variants, then add the row (rule 3). Flushes."""
     image_policy.require_manage_parent(viewer, target, parent_id)
     config = current_app.config
+    user_id = viewer.account.id
     upload.seek(0, 2)
     size = upload.tell()
     if size > config["IMAGE_MAX_BYTES"]:
         raise ImageRejected(f"The image is larger than {config['IMAGE_MAX_BYTES']:,} bytes.")
+    # Refused early, before the decoding work, then decided again under the locks below.
+    _check_parent_room(target, parent_id, config["IMAGES_PER_PARENT_MAX"])
+    budgets.check(daily_budget(config), str(user_id))
     try:
-        made = imaging.make_variants(upload, max_pixels=config["IMAGE_MAX_PIXELS"])
+        made = imaging.make_variants(upload, image_limits(config))
     except imaging.ImageRejected as error:
-        raise ImageRejected(str(error)) from error
+        raise ImageRejected(str(error), code=error.code) from error
     image = ContentImage(
         id=uuid.uuid4(),
         target_type=int(target),
@@ -86,6 +138,11 @@ def upload_image(
     try:
         for variant in imaging.VARIANTS:
             store.put(variant_key(image.id, variant), made.variants[variant.name])
+        # Files first (no lock held while writing them), then count and insert under the
+        # parent's lock and the account's budget lock, always taken in this order.
+        lock_for_write(db.session, f"images:{int(target)}:{parent_id}")
+        _check_parent_room(target, parent_id, config["IMAGES_PER_PARENT_MAX"])
+        budgets.spend_or_refuse(daily_budget(config), str(user_id))
         db.session.add(image)
         db.session.flush()
     except BaseException:

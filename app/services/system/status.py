@@ -100,6 +100,9 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
         "max_form_field_bytes": config["MAX_FORM_MEMORY_SIZE"],
         "image_max_bytes": config["IMAGE_MAX_BYTES"],
         "image_max_pixels": config["IMAGE_MAX_PIXELS"],
+        "image_max_decode_bytes": config["IMAGE_MAX_DECODE_BYTES"],
+        "image_max_aspect_ratio": config["IMAGE_MAX_ASPECT_RATIO"],
+        "images_per_parent_max": config["IMAGES_PER_PARENT_MAX"],
         "gpx_max_bytes": config["GPX_MAX_BYTES"],
         "sync_push_max_notes": config["SYNC_PUSH_MAX_NOTES"],
         "sync_push_max_categories": config["SYNC_PUSH_MAX_CATEGORIES"],
@@ -110,10 +113,14 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
             "window_minutes": config["SECRET_GUESS_WINDOW_MINUTES"],
             "alarm_misses": config["SECRET_GUESS_ALARM_MISSES"],
         },
+        # Budgets per account, each {attempts, window_minutes} like the guess budget; the
+        # windows of creations and uploads are fixed (trackables.creation.hourly_budget,
+        # images.images.daily_budget).
         "trackable_creations": {
-            "attempts": config["TRACKABLE_CREATE_LIMIT"],
-            "window_minutes": config["TRACKABLE_CREATE_WINDOW_MINUTES"],
+            "attempts": config["TRACKABLES_PER_USER_PER_HOUR"],
+            "window_minutes": 60,
         },
+        "image_uploads": {"attempts": config["IMAGES_PER_USER_PER_DAY"], "window_minutes": 1440},
         "secret_rotations": {
             "attempts": config["SECRET_ROTATE_LIMIT"],
             "window_minutes": config["SECRET_ROTATE_WINDOW_MINUTES"],

@@ -14,7 +14,6 @@ from app.services.trackables.active import (
     set_status_message,
 )
 from app.services.trackables.attaching import attach_to_note
-from app.services.trackables.budgets import LimitExceeded
 from app.services.trackables.code_keys import (
     CodeKeyMismatch,
     check_code_keys,
@@ -110,7 +109,6 @@ __all__ = [
     "GuessClient",
     "IssuedCodes",
     "IssuedTrackable",
-    "LimitExceeded",
     "LookupResult",
     "MyWatches",
     "NoteAtPoint",

@@ -7,10 +7,14 @@ decisions: Trackable codes, Responses the contract leaves open).
   creation: the creator is the owner, `teamId` its team.
 - `teamId` needs an active membership of that team (404 otherwise, as team routes do).
 - External links are verified server-side (services.shared.links).
-- Each account may create TRACKABLE_CREATE_LIMIT trackables in
-  TRACKABLE_CREATE_WINDOW_MINUTES (429 beyond), counted in the database (budgets.py); a
-  creation refused because its own secret is taken counts too. A bring-your-own secret
-  passes issuing.check_own_secret (its "taken" refusal spends a guess).
+- An account creates at most TRACKABLES_PER_USER_PER_HOUR trackables in any hour, alone
+  or in groups, one unit per trackable (429 `trackable_hourly_limit_reached` with
+  Retry-After; issue: Hardening), a budget counted in the database
+  (services.shared.budgets). It is checked before the link check fetches a page, then
+  spent under the account's budget lock just before the insert, so parallel creations
+  cannot both take the last units. A creation refused because its own secret is taken
+  counts too. A bring-your-own secret passes issuing.check_own_secret (its "taken"
+  refusal spends a guess).
 - A group is named with letters, numbers and spaces; its slug (lowercase, spaces as
   underscores) is unique and fixed. Its items are made together with it, unactivated
   unless `activateImmediately`, which copies the group's defaults onto each item (an
@@ -23,9 +27,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from flask import current_app
 from sqlalchemy import exc, func, select
 
 from app.auth import Viewer
@@ -39,8 +44,7 @@ from app.models.trackable import (
     TrackableVisibility,
 )
 from app.policies import trackables as trackable_policy
-from app.services.shared import links
-from app.services.trackables.budgets import CREATE, check_action, spend_action
+from app.services.shared import budgets, links
 from app.services.trackables.codes import CodeSettings, byo_problem
 from app.services.trackables.guesses import GuessClient
 from app.services.trackables.issuing import (
@@ -51,6 +55,20 @@ from app.services.trackables.issuing import (
 )
 
 GROUP_NAME_TAKEN = "A trackable group with this name already exists."
+HOURLY_LIMIT_REACHED = "trackable_hourly_limit_reached"
+
+
+def hourly_budget(config: Mapping[str, Any]) -> budgets.Budget:
+    """TRACKABLES_PER_USER_PER_HOUR trackables per account in any hour, single or in
+    groups (one unit per trackable)."""
+    limit = int(config["TRACKABLES_PER_USER_PER_HOUR"])
+    return budgets.Budget(
+        "trackable-create",
+        limit,
+        timedelta(hours=1),
+        refusal=f"At most {limit} trackables created per account per hour.",
+        code=HOURLY_LIMIT_REACHED,
+    )
 
 
 @dataclass(frozen=True)
@@ -152,9 +170,10 @@ def create_trackable(
     user_id = viewer.account.id
     team_id = _checked_team(viewer, team_id)
     custom = checked_secret_shape(settings, secret_code)
-    check_action(CREATE, user_id, config)  # refused before the link check fetches a page
+    budget = hourly_budget(config)
+    budgets.check(budget, str(user_id))  # refused before the link check fetches a page
     url, link_description = links.checked_link(external_link_url, external_link_description)
-    spend_action(CREATE, user_id, config)
+    budgets.spend_or_refuse(budget, str(user_id))  # decides, under the account's lock
     if custom:
         check_own_secret(settings, custom, guess_client, config)
     now = utcnow()
@@ -228,11 +247,14 @@ def create_group(
     if not 1 <= trackable_count <= max_count:
         raise ValidationFailed({"trackableCount": [f"Must be between 1 and {max_count}."]})
     team_id = _checked_team(viewer, team_id)
+    budget = hourly_budget(current_app.config)
+    budgets.check(budget, str(user_id), trackable_count)  # before the link check
     name = " ".join(name.split())
     slug = _checked_slug(name)
     url, link_description = links.checked_link(
         default_external_link_url, default_external_link_description
     )
+    budgets.spend_or_refuse(budget, str(user_id), trackable_count)
     now = utcnow()
     group = TrackableGroup(
         name=name,

@@ -8,9 +8,10 @@ counted misses leave the window.
   app.extensions.client_ip resolves it (trusted proxies only). Its network (IPv4 /24,
   IPv6 /48) has a larger allowance of its own, SECRET_GUESS_NETWORK_LIMIT, so renting a
   block of addresses buys little. Both are kept as keyed hashes: no raw address is stored.
-- Misses are budget spends in the database (budgets.py), one for the client and one for
-  its network. `check_budget` locks the network, so the check and the count are one step
-  until the request commits: parallel misses cannot slip past the budget together.
+- Misses are budget spends in the database (services.shared.budgets), one for the client
+  and one for its network. `check_budget` locks the network, so the check and the count
+  are one step until the request commits: parallel misses cannot slip past the budget
+  together.
 - The budget is checked before a code is resolved, and a refused request counts nothing:
   an over-budget client learns nothing about its guess, a hit included, and its wait does
   not grow while it keeps knocking.
@@ -36,8 +37,8 @@ from sqlalchemy import func, select
 from app import metrics
 from app.extensions import db
 from app.models.base import utcnow
-from app.models.trackable import BudgetSpend
-from app.services.trackables.budgets import Budget, LimitExceeded, hold, spend_all, waits
+from app.models.budget import BudgetSpend
+from app.services.shared.budgets import Budget, LimitExceeded, hold, spend_all, waits
 
 log = logging.getLogger(__name__)
 

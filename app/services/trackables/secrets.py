@@ -7,8 +7,9 @@ not manage it: they have to present the new secret to open it again. The public 
 stays.
 
 Each account may rotate SECRET_ROTATE_LIMIT times in SECRET_ROTATE_WINDOW_MINUTES (429
-beyond), counted in the database; a bring-your-own secret follows the rules of creation,
-and its "taken" refusal spends a guess (issuing.check_own_secret).
+beyond), a budget counted in the database (services.shared.budgets); a bring-your-own
+secret follows the rules of creation, and its "taken" refusal spends a guess
+(issuing.check_own_secret).
 """
 
 from __future__ import annotations
@@ -25,11 +26,22 @@ from app.models.base import utcnow
 from app.models.team import MembershipStatus, TeamMembership
 from app.models.trackable import Trackable, TrackableAccessSession, TrackableUnlock
 from app.policies import trackables as policy
-from app.services.trackables.budgets import ROTATE, spend_action
+from app.services.shared import budgets
 from app.services.trackables.codes import CodeSettings
 from app.services.trackables.creation import IssuedTrackable, checked_secret_shape
 from app.services.trackables.guesses import GuessClient
 from app.services.trackables.issuing import check_own_secret, replace_secrets
+
+
+def rotation_budget(config: Mapping[str, Any]) -> budgets.Budget:
+    """SECRET_ROTATE_LIMIT rotations per account in SECRET_ROTATE_WINDOW_MINUTES."""
+    return budgets.Budget.from_config(
+        "secret-rotate",
+        config,
+        "SECRET_ROTATE_LIMIT",
+        "SECRET_ROTATE_WINDOW_MINUTES",
+        refusal="This account rotated too many secret codes.",
+    )
 
 
 def _manager_ids(trackable: Trackable) -> set[uuid.UUID]:
@@ -66,7 +78,7 @@ def rotate_secret(
     trackable = policy.get_visible(viewer, trackable_id)
     policy.require_manage(viewer, trackable)
     custom = checked_secret_shape(settings, secret_code)
-    spend_action(ROTATE, viewer.account.id, config)
+    budgets.spend_or_refuse(rotation_budget(config), str(viewer.account.id))
     if custom:
         check_own_secret(settings, custom, guess_client, config)
     codes = replace_secrets(trackable, settings, secret_code=custom)

@@ -77,6 +77,7 @@ def test_email_and_user_name_are_free_again_after_deletion(api):
 
 def test_the_factory_lists_every_area_clean_up_in_order(app):
     from app.services import categories, compliance, identity, images, notes, teams, trackables
+    from app.services.shared import budgets
 
     assert list(app.extensions["area_hooks"].account_cleanups) == [
         teams.end_account_memberships,
@@ -85,6 +86,7 @@ def test_the_factory_lists_every_area_clean_up_in_order(app):
         categories.delete_account_categories,
         compliance.detach_account_reports,
         images.delete_account_images,
+        budgets.delete_account_spends,
         identity.remove_identity_data,
     ]
 

@@ -63,3 +63,39 @@ def png_header_only(width: int, height: int) -> bytes:
     return (
         b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
     )
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    body = kind + data
+    return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+
+def flat_png(width: int, height: int, *, colour_type: int = 0, channels: int = 1) -> bytes:
+    """A real, complete zero-filled PNG of any size, compressed row by row without ever
+    holding the image decoded (a 1 x 59,000,000 one is about 115 KB)."""
+    packer = zlib.compressobj(9)
+    row = b"\x00" * (1 + width * channels)
+    rows_per_piece = max(1, 4_000_000 // len(row))
+    parts, left = [], height
+    while left:
+        take = min(left, rows_per_piece)
+        parts.append(packer.compress(row * take))
+        left -= take
+    parts.append(packer.flush())
+    header = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", header)
+        + _png_chunk(b"IDAT", b"".join(parts))
+        + _png_chunk(b"IEND", b"")
+    )
+
+
+def jpeg_claiming(width: int, height: int, **params: Any) -> bytes:
+    """A real 16 x 16 JPEG (ending with its EOI marker) whose frame header claims
+    `width` x `height`: libjpeg would fill the missing blocks with grey."""
+    data = encode(Image.new("RGB", (16, 16), (200, 10, 10)), "JPEG", **params)
+    index = 2
+    while data[index + 1] not in (0xC0, 0xC1, 0xC2):
+        index += 2 + struct.unpack(">H", data[index + 2 : index + 4])[0]
+    return data[: index + 5] + struct.pack(">HH", height, width) + data[index + 9 :]

@@ -63,7 +63,8 @@ def test_status_publishes_limits(api):
         "windowMinutes": 10,
         "alarmMisses": 500,
     }
-    assert limits["trackableCreations"] == {"attempts": 30, "windowMinutes": 60}
+    assert limits["trackableCreations"] == {"attempts": 200, "windowMinutes": 60}
+    assert limits["imageUploads"] == {"attempts": 500, "windowMinutes": 1440}
     assert limits["secretRotations"] == {"attempts": 10, "windowMinutes": 60}
     assert limits["maxFormParts"] == 1000
     assert limits["maxFormFieldBytes"] == 500_000

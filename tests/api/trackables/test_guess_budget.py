@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models.trackable import BudgetSpend
+from app.models.budget import BudgetSpend
 from tests.conftest import assert_problem
 from tests.factories import codes_of, count_rows, make_trackable, make_user
 

@@ -331,13 +331,16 @@ def looks_like_a_live_code(word: str) -> bool:
 def code_examples(node: Any, field: str | None = None) -> list[tuple[str, Any]]:
     """(field, example) of every example of a code field in the document: the property
     examples of secretCode, scanUrl, qrPayload, code and accessCode, and their values in
-    request and response examples (`field` is "value" inside an example value)."""
+    request and response examples (`field` is "value" inside an example value). The
+    `code` of a problem body is a machine code (`problem_codes`), not a trackable's."""
     names = {"secretCode", "scanUrl", "qrPayload", "code", "accessCode"}
     found: list[tuple[str, Any]] = []
     if isinstance(node, dict):
         for key, value in node.items():
             if key == "example" and field in names:
                 found.append((field, value))
+            elif field == "value" and key == "code" and is_problem(node):
+                continue
             elif field == "value" and key in names and not isinstance(value, dict | list):
                 found.append((key, value))
             elif key in ("example", "value"):
@@ -348,6 +351,29 @@ def code_examples(node: Any, field: str | None = None) -> list[tuple[str, Any]]:
         for value in node:
             found += code_examples(value, field)
     return found
+
+
+def is_problem(node: dict) -> bool:
+    """A problem body example (not the schema, whose `status` is a property)."""
+    return {"type", "title", "status"} <= node.keys() and isinstance(node["status"], int)
+
+
+def problem_codes(node: Any) -> list[Any]:
+    """The `code` of every problem body example in the document."""
+    if isinstance(node, dict):
+        own = [node["code"]] if is_problem(node) and "code" in node else []
+        return own + [code for value in node.values() for code in problem_codes(value)]
+    if isinstance(node, list):
+        return [code for value in node for code in problem_codes(value)]
+    return []
+
+
+def test_problem_examples_carry_machine_codes_not_trackable_codes(document):
+    codes_seen = problem_codes(document)
+    assert "trackable_hourly_limit_reached" in codes_seen
+    for code in codes_seen:
+        assert isinstance(code, str), code
+        assert re.fullmatch(r"[a-z]+(_[a-z]+)*", code), code
 
 
 def test_examples_of_codes_are_masked_or_public(document):

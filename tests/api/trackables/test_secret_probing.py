@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from app.extensions import db
-from app.models.trackable import BudgetSpend, Trackable
+from app.models.budget import BudgetSpend
+from app.models.trackable import Trackable
 from tests.conftest import assert_problem, make_test_app
 from tests.factories import count_rows as count
 from tests.factories import make_trackable, make_user
@@ -178,10 +179,11 @@ def test_a_free_secret_costs_no_guess(app, api, owner, trackable):
 
 
 def test_the_creation_limit_is_429_with_retry_after(app, api, owner):
-    app.config.update(TRACKABLE_CREATE_LIMIT=3, TRACKABLE_CREATE_WINDOW_MINUTES=60)
+    app.config.update(TRACKABLES_PER_USER_PER_HOUR=3)
     for _ in range(3):
         assert create(api, owner).status_code == 201
     response = create(api, owner, ELSEWHERE)  # per account, whatever its address
+    assert_problem(response, 429, code="trackable_hourly_limit_reached")
     assert_429(response)
     assert 1 <= int(response.headers["Retry-After"]) <= 3600
     assert count(Trackable) == 3
@@ -196,14 +198,14 @@ def test_the_rotation_limit_is_429_with_retry_after(app, api, owner, trackable):
 
 
 def test_a_taken_refusal_counts_against_the_creation_limit(app, api, owner, taken):
-    app.config.update(TRACKABLE_CREATE_LIMIT=3)
+    app.config.update(TRACKABLES_PER_USER_PER_HOUR=3)
     for _ in range(3):
         refused_as_taken(create(api, owner, ELSEWHERE, secretCode=TAKEN))
     assert_429(create(api, owner))
 
 
 def test_a_malformed_request_does_not_count_against_the_creation_limit(app, api, owner):
-    app.config.update(TRACKABLE_CREATE_LIMIT=2)
+    app.config.update(TRACKABLES_PER_USER_PER_HOUR=2)
     for _ in range(5):
         assert_problem(create(api, owner, secretCode="abc"), 400)
     assert create(api, owner).status_code == 201
@@ -211,11 +213,11 @@ def test_a_malformed_request_does_not_count_against_the_creation_limit(app, api,
 
 def test_the_creation_limit_is_kept_in_the_database(app, api, owner, database_url, tmp_path):
     # A second app on the same database (another worker process, say) sees the same count.
-    app.config.update(TRACKABLE_CREATE_LIMIT=2)
+    app.config.update(TRACKABLES_PER_USER_PER_HOUR=2)
     assert create(api, owner).status_code == 201
     assert count(BudgetSpend) >= 1
     db.session.commit()
-    other = make_test_app(database_url, tmp_path / "other", TRACKABLE_CREATE_LIMIT=2)
+    other = make_test_app(database_url, tmp_path / "other", TRACKABLES_PER_USER_PER_HOUR=2)
     with other.app_context():
         from app.auth import issue_access_token
 
@@ -230,11 +232,10 @@ def test_the_creation_limit_is_kept_in_the_database(app, api, owner, database_ur
 
 def test_the_limits_are_published_in_the_system_status(app, api):
     app.config.update(
-        TRACKABLE_CREATE_LIMIT=7,
-        TRACKABLE_CREATE_WINDOW_MINUTES=30,
+        TRACKABLES_PER_USER_PER_HOUR=7,
         SECRET_ROTATE_LIMIT=4,
         SECRET_ROTATE_WINDOW_MINUTES=90,
     )
     limits = api.get("/api/system/status").get_json()["limits"]
-    assert limits["trackableCreations"] == {"attempts": 7, "windowMinutes": 30}
+    assert limits["trackableCreations"] == {"attempts": 7, "windowMinutes": 60}
     assert limits["secretRotations"] == {"attempts": 4, "windowMinutes": 90}
