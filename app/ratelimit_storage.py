@@ -7,10 +7,13 @@ on its public extension point (`limits.storage.Storage`, registered by its schem
 the fixed windows every limit of this service uses. Each hit is one statement that counts
 and reads the count at once (an upsert), on a pooled connection of its own that commits
 at once: a request that fails afterwards still counts, and its rollback undoes nothing.
+Keys are stored as their SHA-256: a limit's key holds what the client sent (an email
+address of any length), and the row needs only to tell keys apart.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any
 
@@ -27,6 +30,10 @@ PURGE_EVERY = 500  # hits of a process between two removals of long-ended window
 PURGE_AFTER_SECONDS = 3600
 
 table: Table = RateLimitCounter.__table__  # type: ignore[assignment]
+
+
+def stored_key(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class DatabaseStorage(Storage):
@@ -53,7 +60,7 @@ class DatabaseStorage(Storage):
         engine = self._engine()
         dialect = postgresql if engine.dialect.name == "postgresql" else sqlite
         statement = dialect.insert(table).values(
-            key=key, hits=amount, window_ends_epoch=now + expiry
+            key=stored_key(key), hits=amount, window_ends_epoch=now + expiry
         )
         ended = table.c.window_ends_epoch <= now
         statement = statement.on_conflict_do_update(
@@ -75,7 +82,7 @@ class DatabaseStorage(Storage):
 
     def _window(self, key: str) -> tuple[int, float] | None:
         query = select(table.c.hits, table.c.window_ends_epoch).where(
-            table.c.key == key, table.c.window_ends_epoch > time.time()
+            table.c.key == stored_key(key), table.c.window_ends_epoch > time.time()
         )
         with self._engine().connect() as connection:
             row = connection.execute(query).first()
@@ -103,7 +110,7 @@ class DatabaseStorage(Storage):
 
     def clear(self, key: str) -> None:
         with self._engine().begin() as connection:
-            connection.execute(delete(table).where(table.c.key == key))
+            connection.execute(delete(table).where(table.c.key == stored_key(key)))
 
 
 __all__ = ["SCHEME", "DatabaseStorage"]

@@ -170,3 +170,32 @@ def test_two_workers_share_one_count(serve):
     answers = [login(port) for _ in range(3 * LIMIT)]
     assert 429 not in answers[:LIMIT], answers
     assert set(answers[LIMIT:]) == {429}, answers
+
+
+def test_a_key_of_any_length_is_counted(storage):
+    """A limit's key holds what the client sent (a fuzzed 255-character email made the
+    key overflow its column: a 500 on PostgreSQL)."""
+    key = "LIMITER/email:" + "0" * 5000 + "/login"
+    assert [storage.incr(key, 60) for _ in range(2)] == [1, 2]
+    assert storage.get(key) == 2
+    storage.clear(key)
+    assert storage.get(key) == 0
+
+
+@pytest.fixture
+def database_limits_app(database_url, tmp_path):
+    from tests.conftest import make_test_app
+
+    return make_test_app(database_url, tmp_path, RATELIMIT_STORAGE_URI="database://")
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/auth/login", "/api/auth/forgotPassword", "/api/auth/resendConfirmationEmail"]
+)
+def test_a_long_email_on_a_limited_route_is_no_server_error(app, database_limits_app, path):
+    """The fixed example of the fuzz finding: a 255-character email on the routes limited
+    per email, with the limits counted in the database."""
+    body = {"email": "0" * 255, "password": "not-the-password"}
+    with database_limits_app.app_context():
+        response = database_limits_app.test_client().post(path, json=body)
+    assert response.status_code < 500, response.get_data(as_text=True)

@@ -14,6 +14,6 @@ class RateLimitCounter(Base):
 
     __tablename__ = "rate_limit_counters"
 
-    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)  # SHA-256 of the key, hex
     hits: Mapped[int] = mapped_column(Integer)
     window_ends_epoch: Mapped[float] = mapped_column(Float, index=True)

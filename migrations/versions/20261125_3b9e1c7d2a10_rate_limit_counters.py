@@ -18,7 +18,7 @@ depends_on = None
 
 def upgrade():
     op.create_table('rate_limit_counters',
-    sa.Column('key', sa.String(length=255), nullable=False),
+    sa.Column('key', sa.String(length=64), nullable=False),
     sa.Column('hits', sa.Integer(), nullable=False),
     sa.Column('window_ends_epoch', sa.Float(), nullable=False),
     sa.PrimaryKeyConstraint('key', name=op.f('pk_rate_limit_counters'))
