@@ -5,60 +5,25 @@ every other error, and echoes nothing of the request."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from tests.serving import gunicorn_serving
+
 ROOT = Path(__file__).resolve().parent.parent
 SECRET_LOOKING = "LNK7M2Q9XT"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "APP_ENV": "testing",
-        "DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('gunicorn') / 'app.db'}",
-        "PORT": str(port),
-        "WEB_CONCURRENCY": "1",
-        "LOG_LEVEL": "WARNING",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("gunicorn did not start")
+    database = tmp_path_factory.mktemp("gunicorn") / "app.db"
+    with gunicorn_serving({"APP_ENV": "testing", "DATABASE_URL": f"sqlite:///{database}"}) as port:
         yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def exchange(port: int, raw: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -147,40 +112,16 @@ def test_the_access_log_is_a_setting(monkeypatch, setting, expected):
 def gunicorn_logging_to(tmp_path: Path, **settings: str) -> Iterator[tuple[int, Path, Path]]:
     """A gunicorn of its own whose access log (ACCESS_LOG) and stdout (the error log and
     the app's log) are files: (port, access log, stdout), read once it has stopped."""
-    port = free_port()
     access, output = tmp_path / "access.log", tmp_path / "stdout.log"
-    env = {
-        **os.environ,
+    environment = {
         "APP_ENV": "testing",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'app.db'}",
-        "PORT": str(port),
-        "WEB_CONCURRENCY": "1",
         "LOG_LEVEL": "INFO",
         "ACCESS_LOG": str(access),
         **settings,
     }
-    with output.open("w") as stdout:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
-            cwd=ROOT,
-            env=env,
-            stdout=stdout,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                try:
-                    if exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 200:
-                        break
-                except OSError:
-                    time.sleep(0.2)
-            else:
-                pytest.fail("gunicorn did not start")
-            yield port, access, output
-        finally:
-            process.terminate()
-            process.wait(timeout=20)
+    with output.open("w") as stdout, gunicorn_serving(environment, output=stdout) as port:
+        yield port, access, output
 
 
 def test_an_access_log_file_gets_one_line_per_request(tmp_path):

@@ -4,21 +4,18 @@ one count per limit and client for every worker and every instance of the servic
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from app.ratelimit_storage import DatabaseStorage
+from tests.serving import gunicorn_serving
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 4
@@ -82,12 +79,6 @@ def test_simultaneous_hits_each_get_their_own_count(app, storage):
 # --- the same limit across processes ------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def login(port: int) -> int:
     body = json.dumps({"email": "nobody@example.com", "password": "not-the-password"}).encode()
     request = urllib.request.Request(
@@ -102,58 +93,29 @@ def login(port: int) -> int:
         return error.code
 
 
-def healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def serve(app, database_url, tmp_path) -> Iterator:
     """Starts gunicorn on the test database with a small login limit; returns its port."""
-    servers: list[subprocess.Popen] = []
+    with ExitStack() as servers:
 
-    def start(workers: int) -> int:
-        port = free_port()
-        key = "k" * 48
-        env = {
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "APP_ENV": "development",
-            "SECRET_KEY": key,
-            "JWT_SECRET_KEY": key,
-            "TRACKABLE_CODE_KEY": key,
-            "RATELIMIT_STORAGE_URI": "database://",
-            "RATE_LIMIT_LOGIN": f"{LIMIT} per minute",
-            "WEB_CONCURRENCY": str(workers),
-            "PORT": str(port),
-            "LOG_LEVEL": "WARNING",
-            "ACCESS_LOG": "off",
-            "IMAGE_ROOT": str(tmp_path / "images"),
-            "MAP_TILE_ROOT": str(tmp_path / "tiles"),
-        }
-        servers.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-        deadline = time.monotonic() + 90
-        while not healthy(port):
-            assert time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.2)
-        return port
+        def start(workers: int) -> int:
+            key = "k" * 48
+            settings = {
+                "DATABASE_URL": database_url,
+                "APP_ENV": "development",
+                "SECRET_KEY": key,
+                "JWT_SECRET_KEY": key,
+                "TRACKABLE_CODE_KEY": key,
+                "RATELIMIT_STORAGE_URI": "database://",
+                "RATE_LIMIT_LOGIN": f"{LIMIT} per minute",
+                "WEB_CONCURRENCY": str(workers),
+                "ACCESS_LOG": "off",
+                "IMAGE_ROOT": str(tmp_path / "images"),
+                "MAP_TILE_ROOT": str(tmp_path / "tiles"),
+            }
+            return servers.enter_context(gunicorn_serving(settings))
 
-    yield start
-    for server in servers:
-        server.send_signal(signal.SIGTERM)
-    for server in servers:
-        server.wait(timeout=30)
+        yield start
 
 
 def test_two_instances_share_one_count(serve):

@@ -1,0 +1,59 @@
+"""The service under gunicorn, as production runs it, for the tests that need a real
+server: a free port, gunicorn.conf.py, and a wait until `/healthz` answers."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+@contextmanager
+def gunicorn_serving(
+    settings: dict[str, str], *, output: Any = None, start_within: float = 90
+) -> Iterator[int]:
+    """gunicorn with the environment plus `settings` (one worker unless they say), its
+    stdout and stderr to `output` (a file) or nowhere; yields its port, stops it after."""
+    port = free_port()
+    env = {**os.environ, "WEB_CONCURRENCY": "1", "LOG_LEVEL": "WARNING", **settings}
+    env["PORT"] = str(port)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
+        cwd=ROOT,
+        env=env,
+        stdout=output if output is not None else subprocess.DEVNULL,
+        stderr=subprocess.STDOUT if output is not None else subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + start_within
+        while not healthy(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("gunicorn did not start")
+            time.sleep(0.2)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
