@@ -67,7 +67,7 @@ class Config:
     # The code keys this one replaced, oldest first (comma-separated): kept for the codes
     # stored under them (`flask trackables rotate-code-key`, app.services.trackables).
     TRACKABLE_CODE_KEYS_PREVIOUS = env_list("TRACKABLE_CODE_KEYS_PREVIOUS")
-    # Development only: where keys left unset are made on first start (app.devkeys).
+    # Development only: where keys left unset are made on first start (app.platform.devkeys).
     DEV_KEYS_FILE = Path(env_str("DEV_KEYS_FILE", str(INSTANCE_DIR / "dev-keys.json")))
     # Base of scan URLs and mail links. Required in production (https, a public host);
     # unset elsewhere, the address gunicorn serves at (app.use_served_address).
@@ -77,24 +77,24 @@ class Config:
 
     # Database
     SQLALCHEMY_DATABASE_URI = database_url()
-    # A pooled connection idle longer than this is pinged before use (app.database).
+    # A pooled connection idle longer than this is pinged before use (app.platform.database).
     DATABASE_PING_AFTER_IDLE_SECONDS = env_float("DATABASE_PING_AFTER_IDLE_SECONDS", 1.0)
     # PostgreSQL: how long opening a connection may take, and how long one statement may
-    # run on the server, before the request gives up with 503 (app.database).
+    # run on the server, before the request gives up with 503 (app.platform.database).
     DATABASE_CONNECT_TIMEOUT_SECONDS = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 2)
     DATABASE_STATEMENT_TIMEOUT_SECONDS = env_float("DATABASE_STATEMENT_TIMEOUT_SECONDS", 7.0)
     # PostgreSQL: the client's own bound on any wait for an answer (a silent partition:
     # the server never sees the statement, so its timeout cannot end it); also TCP's
     # user timeout and keepalives. Above the statement timeout, so a slow statement is
-    # cancelled by the server first (app.database_guard).
+    # cancelled by the server first (app.platform.database.guard).
     DATABASE_SOCKET_TIMEOUT_SECONDS = env_float("DATABASE_SOCKET_TIMEOUT_SECONDS", 8.0)
     # PostgreSQL: the readiness check's deadline, and the breaker's probe's.
     DATABASE_CHECK_TIMEOUT_SECONDS = env_float("DATABASE_CHECK_TIMEOUT_SECONDS", 0.5)
     # PostgreSQL: once the database was found unreachable, requests answer 503 at once; a
-    # request probes it again at most this often (app.database_guard.Breaker).
+    # request probes it again at most this often (app.platform.database.guard.Breaker).
     DATABASE_BREAKER_COOLDOWN_SECONDS = env_float("DATABASE_BREAKER_COOLDOWN_SECONDS", 1.0)
     # PostgreSQL: anonymous discovery of small windows and the token's account read run as
-    # prepared statements, planned once per connection (app.database.prepared). Off behind
+    # prepared statements, planned once per connection (app.platform.database.prepared). Off behind
     # a pooler that does not keep one server session per client connection (PgBouncer in
     # transaction mode).
     DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
@@ -108,7 +108,7 @@ class Config:
     # Request bodies: JSON bodies and image uploads share one hard cap (20 MB images + form).
     MAX_CONTENT_LENGTH = env_int("MAX_CONTENT_LENGTH", 21 * 1024 * 1024)
     # A multipart form's parts and a text part's bytes (Flask's defaults): each is its own
-    # 413 that names the limit (app.application.ServiceRequest).
+    # 413 that names the limit (app.platform.application.ServiceRequest).
     MAX_FORM_PARTS = env_int("MAX_FORM_PARTS", 1_000)
     MAX_FORM_MEMORY_SIZE = env_int("MAX_FORM_MEMORY_SIZE", 500_000)
     MAX_JSON_DEPTH = env_int("MAX_JSON_DEPTH", 32)
@@ -142,7 +142,7 @@ class Config:
     RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
     # Shortcuts on library internals (app.platform.fast): all (default), off, or names.
     FAST_PATHS = env_str("FAST_PATHS", "all")
-    # database:// (the app's own database, app.ratelimit_storage) or redis://...: every
+    # database:// (the app's own database, app.platform.ratelimit_storage) or redis://...: every
     # worker and instance counts each limit once. memory:// is per process (refused in
     # production).
     RATELIMIT_STORAGE_URI = env_str("RATELIMIT_STORAGE_URI", "database://")
@@ -311,7 +311,7 @@ class Config:
     GPX_MAX_ELEMENTS = env_int("GPX_MAX_ELEMENTS", 200_000)
     GPX_MAX_PARSE_SECONDS = env_float("GPX_MAX_PARSE_SECONDS", 2.0)
 
-    # Security headers (app/headers.py). CORS: comma-separated exact origins of third-party
+    # Security headers (app/platform/headers.py). CORS: comma-separated exact origins of third-party
     # web clients (e.g. "https://app.example.org"); empty: CORS off. HSTS: production only.
     CORS_ALLOWED_ORIGINS = env_str("CORS_ALLOWED_ORIGINS", "")
     HSTS_MAX_AGE_SECONDS = env_int("HSTS_MAX_AGE_SECONDS", 31_536_000)

@@ -9,10 +9,10 @@ from typing import Any
 
 from flask import Flask
 
-from app.application import ServiceApp
 from app.extensions import limiter
 from app.platform import fast
-from app.startup_checks import InsecureConfiguration, check_production_settings
+from app.platform.application import ServiceApp
+from app.platform.startup_checks import InsecureConfiguration, check_production_settings
 from config import DEV_SECRET, SECRET_SETTINGS, Config, normalize_database_url
 
 __all__ = ["InsecureConfiguration", "create_app"]
@@ -59,8 +59,8 @@ def check_code_keys(app: Flask) -> None:
 
     from sqlalchemy.exc import DBAPIError
 
-    from app.database import is_outage
     from app.extensions import db
+    from app.platform.database import is_outage
     from app.services import trackables
 
     with app.app_context():
@@ -112,10 +112,10 @@ def register_area_hooks(app: Flask) -> None:
 
 def use_development_keys(app: Flask) -> None:
     """In development, keys left at the well-known default become the instance's own
-    random ones (app.devkeys); tests keep the default."""
+    random ones (app.platform.devkeys); tests keep the default."""
     if app.config["ENV_NAME"] != "development":
         return
-    from app.devkeys import development_keys
+    from app.platform.devkeys import development_keys
 
     unset = [name for name in SECRET_SETTINGS if app.config.get(name) in (None, "", DEV_SECRET)]
     if unset:
@@ -139,16 +139,16 @@ def use_served_address(app: Flask) -> None:
 def register_extensions(app: Flask) -> None:
     from app import models  # noqa: F401 - every table on the metadata
     from app.auth import register_jwt
-    from app.database import (
+    from app.extensions import db, init_limiter, jwt, migrate
+    from app.platform.database import (
         enforce_foreign_keys,
         engine_options,
         guard_against_outages,
         ping_when_idle,
-        track_sync_changes,
     )
-    from app.extensions import db, init_limiter, jwt, migrate
-    from app.jsonprovider import OrjsonProvider
-    from app.logs import configure_logging
+    from app.platform.jsonprovider import OrjsonProvider
+    from app.platform.logs import configure_logging
+    from app.services.sync import track_sync_changes
 
     app.json = OrjsonProvider(app)
     configure_logging(app)
@@ -180,10 +180,10 @@ def register_errors(app: Flask) -> None:
     from sqlalchemy.exc import DBAPIError
 
     from app.auth import answer_if_account_gone
-    from app.database import is_conflict, register_outage_answers
     from app.errors import register_errors as register
     from app.errors import unexpected_error_response
     from app.extensions import db
+    from app.platform.database import is_conflict, register_outage_answers
     from app.services import compliance
 
     register(app, track_unexpected=compliance.track_unexpected_error)
@@ -245,7 +245,8 @@ def register_web(app: Flask) -> None:
 
 
 def register_security_headers(app: Flask) -> None:
-    """Security headers on every response, CORS for the allowed origins (app/headers.py)."""
-    from app.headers import install_security_headers
+    """Security headers on every response, CORS for the allowed origins
+    (app/platform/headers.py)."""
+    from app.platform.headers import install_security_headers
 
     install_security_headers(app)

@@ -19,12 +19,12 @@ from sqlalchemy import event, select
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import ORMExecuteState, Session
 
-from app.database import begin_immediate, get_by_driver, get_for_write, on_write_lock
 from app.errors import Unauthorized, problem
 from app.extensions import db, jwt
 from app.hooks import ViewerPart, area_hooks
 from app.models.team import TeamRole
 from app.models.user import User
+from app.platform.database import begin_immediate, get_by_driver, get_for_write, on_write_lock
 
 
 class Viewer:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
-from flask import Flask, Response, request
+from flask import Flask, Response, current_app, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 log = logging.getLogger(__name__)
@@ -163,8 +163,8 @@ def http_exception_response(error: HTTPException) -> Response:
 def _retry_after_seconds(error: HTTPException) -> int:
     limit = getattr(error, "limit", None)
     try:
-        from app.extensions import limiter
-
+        # The app's limiter (Flask-Limiter keeps itself there): errors import no extension.
+        (limiter,) = current_app.extensions.get("limiter", ())
         window = limiter.current_limit
         if window is not None:
             from datetime import UTC, datetime

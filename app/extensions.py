@@ -31,6 +31,6 @@ def init_limiter(app: Flask) -> None:
     `limiter.shared_limit`), whose decorator checks it when the route runs; its
     before-request check is removed by the factory when it has nothing to check
     (app.platform.fast, `limiter_hook`)."""
-    from app import ratelimit_storage  # noqa: F401 - registers the database:// storage
+    from app.platform import ratelimit_storage  # noqa: F401 - registers the database:// storage
 
     limiter.init_app(app)

@@ -105,7 +105,7 @@ def run_migrations_online():
             connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
             connection.commit()
         elif connection.dialect.name == "postgresql":
-            # The app's statement timeout bounds a request (app.database.engine_options);
+            # The app's statement timeout bounds a request (app.platform.database.engine_options);
             # a migration rewriting a large table may take longer, and must not be cut off.
             connection.exec_driver_sql("SET statement_timeout = 0")
             connection.commit()

@@ -1,4 +1,4 @@
-"""The Flask class of the factory (app.application): what it remembers between requests
+"""The Flask class of the factory (app.platform.application): what it remembers between requests
 does not change what a request gets."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from flask import session
 from itsdangerous import BadSignature
 
-from app.application import ServiceApp
+from app.platform.application import ServiceApp
 from tests.conftest import make_test_app
 
 

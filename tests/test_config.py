@@ -11,7 +11,7 @@ import pytest
 from flask_jwt_extended import create_access_token
 
 from app import InsecureConfiguration, create_app
-from app.devkeys import development_keys
+from app.platform.devkeys import development_keys
 from config import DEV_SECRET, SECRET_SETTINGS, normalize_database_url
 
 STRONG = "x" * 40

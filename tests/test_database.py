@@ -1,4 +1,5 @@
-"""Pooled connections are checked with a round trip only after sitting idle (app.database)."""
+"""Pooled connections are checked with a round trip only after sitting idle
+(app.platform.database)."""
 
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ def test_every_sqlite_connection_enforces_foreign_keys(app):
 
 
 def test_sqlite_writers_wait_the_configured_busy_timeout_for_a_lock():
-    from app.database import engine_options
+    from app.platform.database import engine_options
 
     options = engine_options("sqlite:///x.db", {"DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS": 20.0})
     assert options == {"connect_args": {"timeout": 20.0}}
@@ -109,8 +110,8 @@ def test_a_read_before_the_transaction_takes_no_connection_of_the_session(postgr
     transaction as usual, and the instance's changes flush in it."""
     from psycopg2.extensions import TRANSACTION_STATUS_INTRANS
 
-    from app.database import get_by_driver
     from app.models.user import User
+    from app.platform.database import get_by_driver
     from tests.factories import make_user
 
     user_id = make_user("reader").id
@@ -137,8 +138,8 @@ def test_a_read_before_the_transaction_takes_no_connection_of_the_session(postgr
 
 
 def test_a_read_inside_the_transaction_sees_what_it_flushed(postgresql_url, app):
-    from app.database import get_by_driver
     from app.models.user import User
+    from app.platform.database import get_by_driver
     from tests.factories import make_user
 
     user_id = make_user("reader").id
@@ -155,8 +156,8 @@ def test_a_read_inside_the_transaction_sees_what_it_flushed(postgresql_url, app)
 def test_the_token_lookup_alone_is_planned_once_per_connection(postgresql_url, app, monkeypatch):
     """The account's primary-key read, alone, is a prepared statement with one generic
     plan; with DATABASE_PREPARED_STATEMENTS off it is sent as plain SQL."""
-    from app.database import get_by_driver
     from app.models.user import User
+    from app.platform.database import get_by_driver
     from tests.factories import make_user
 
     user_id = make_user("reader").id

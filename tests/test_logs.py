@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from app.logs import JsonFormatter, RedactingFormatter, redact
+from app.platform.logs import JsonFormatter, RedactingFormatter, redact
 from tests.conftest import make_test_app
 
 

@@ -114,7 +114,7 @@ def test_notes_written_before_the_search_migration_are_found_after_it(empty_data
 
 
 def test_migrations_are_not_cut_off_by_the_request_statement_timeout(empty_database_url, tmp_path):
-    # Requests get a statement timeout on PostgreSQL (app.database.engine_options); a
+    # Requests get a statement timeout on PostgreSQL (app.platform.database.engine_options); a
     # migration rewriting a large table may take minutes and must run without it.
     if make_url(empty_database_url).get_backend_name() != "postgresql":
         pytest.skip("a statement timeout is PostgreSQL's")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.ratelimit_storage import DatabaseStorage
+from app.platform.ratelimit_storage import DatabaseStorage
 from tests.serving import gunicorn_serving
 
 ROOT = Path(__file__).resolve().parents[1]

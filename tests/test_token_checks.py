@@ -1,6 +1,6 @@
 """What every authenticated request does first (app.auth, app.extensions): verify the
 bearer token (remembered per process until it expires) and load its account (on
-PostgreSQL through the driver, app.database.get_by_driver). Both are shortcuts: these
+PostgreSQL through the driver, app.platform.database.get_by_driver). Both are shortcuts: these
 tests hold them to the answers of the long way."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pytest
 from flask_jwt_extended import JWTManager, create_access_token
 from sqlalchemy import inspect
 
-from app.database import get_by_driver
 from app.extensions import db
 from app.models.user import User
+from app.platform.database import get_by_driver
 from tests.conftest import assert_problem, needs_fast_path
 from tests.factories import DEFAULT_PASSWORD, make_user
 

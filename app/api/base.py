@@ -31,8 +31,8 @@ from app.errors import (
     http_exception_response,
     problem,
 )
-from app.jsonprovider import InvalidJson, loads_strict
 from app.models.text import RefusedCharacters
+from app.platform.jsonprovider import InvalidJson, loads_strict
 
 
 def camelcase(name: str) -> str:

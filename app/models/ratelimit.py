@@ -1,4 +1,4 @@
-"""Flask-Limiter's counters when they live in the database (app.ratelimit_storage)."""
+"""Flask-Limiter's counters when they live in the database (app.platform.ratelimit_storage)."""
 
 from __future__ import annotations
 

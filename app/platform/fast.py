@@ -37,7 +37,7 @@ SHORTCUTS: dict[str, tuple[tuple[str, ...], str]] = {
     "driver_reads": (
         ("sqlalchemy", "psycopg2-binary"),
         "the token's account read through psycopg2 with a statement compiled once "
-        "(app.database.get_by_driver), attached to the session as loaded",
+        "(app.platform.database.get_by_driver), attached to the session as loaded",
     ),
 }
 

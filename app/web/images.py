@@ -9,7 +9,7 @@ from flask import Blueprint, Response
 
 from app.auth import current_viewer
 from app.errors import NotFound
-from app.http_files import cached_file
+from app.platform.http_files import cached_file
 from app.services import images
 from app.storage.imaging import VARIANTS_BY_URL_NAME
 

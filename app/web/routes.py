@@ -16,9 +16,9 @@ from flask import (
     send_from_directory,
 )
 
-from app.database import RETRY_AFTER_SECONDS, check_database, note_failure
 from app.errors import problem
 from app.extensions import db
+from app.platform.database import RETRY_AFTER_SECONDS, check_database, note_failure
 from app.storage import tiles
 
 web = Blueprint("web", __name__)

@@ -12,7 +12,7 @@ or a long QR token, whatever their lengths.
   history and access logs. An empty form is a 400 page with the form again, not a miss.
 
 The code is a secret in most of these URLs: no page echoes it, nothing is cached, and the
-pages send no Referer onward (the access log redacts it: app.logs).
+pages send no Referer onward (the access log redacts it: app.platform.logs).
 """
 
 from __future__ import annotations

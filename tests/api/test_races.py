@@ -1,5 +1,5 @@
 """Races found by parallel requests (issue: Hardening), each fixed with the database's help
-(`app.database.lock_for_write`: an advisory lock on PostgreSQL, BEGIN IMMEDIATE on SQLite).
+(`app.platform.database.lock_for_write`: an advisory lock on PostgreSQL, BEGIN IMMEDIATE on SQLite).
 
 Two requests run in two threads, each with its own test client, app context, session and
 database connection. Each thread stops at a barrier placed just after the read that decides

@@ -293,9 +293,9 @@ def test_activation_errors_are_shown_in_words(api, boxed):
     assert errors_of(response) == ["A name may be at most 200 characters long."]
     response = finder.post("activate", {"name": "Paddle", "context": "my-team"})
     assert errors_of(response) == ["Choose personal or one of your teams."]
-    stranger_team = make_team(make_user("tara"))
+    stranger_team = make_team(make_user("tara"))  # a public page: seen, not theirs: 403
     response = finder.post("activate", {"name": "Paddle", "context": str(stranger_team.id)})
-    assert response.status_code == 404
+    assert response.status_code == 403
     assert errors_of(response) == [
         "This was refused: you may only activate for a team you are an active member of."
     ]

@@ -1,4 +1,4 @@
-"""The pages' headers and secrets (app/headers.py; contract: website routes): every page
+"""The pages' headers and secrets (app/platform/headers.py; contract: website routes): every page
 carries the security headers and a CSP that lets only our own files run; no secret code
 or QR token is ever in a page, whatever the flow."""
 

@@ -19,7 +19,7 @@ from app.api.identity.schemas import (
 from app.auth import current_viewer
 from app.extensions import db
 from app.hooks import area_hooks
-from app.mail import send
+from app.platform.mail import send
 from app.services import identity
 
 PREFERENCES = ("experience_mode", "map_source")

@@ -27,8 +27,8 @@ from app.api.identity.schemas import (
 from app.auth import issue_access_token
 from app.errors import PROBLEM_JSON, Unauthorized, ValidationFailed
 from app.extensions import db, limiter
-from app.mail import Mail, send
 from app.models.user import User
+from app.platform.mail import Mail, send
 from app.services import identity
 
 log = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ from app.api.images.schemas import ImageEnvelopeSchema, ImageSchema, ImageUpload
 from app.auth import current_viewer
 from app.errors import ValidationFailed
 from app.extensions import db
-from app.http_files import cached_file
 from app.models.image import ImageTarget
+from app.platform.http_files import cached_file
 from app.services import images
 
 blp = Blueprint("images", __name__, url_prefix="/api", description="Images")

@@ -21,13 +21,13 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 
 from app.auth import Viewer
-from app.database import lock_for_write
 from app.errors import ApiError, NotFound, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.category import DEFAULT_CATEGORY_NAME, Category, OwnerScope
 from app.models.note import Note
 from app.models.user import User
+from app.platform.database import lock_for_write
 from app.policies import categories as category_policy
 from app.services.shared.account_deletion import DeletionCounts
 

@@ -15,12 +15,12 @@ from urllib.parse import urlencode
 from sqlalchemy import exc, func, select
 
 from app.auth import Viewer
-from app.database import get_for_write
 from app.errors import Unauthorized, ValidationFailed
 from app.extensions import db
 from app.hooks import AccountCleanup
-from app.mail import Mail
 from app.models.user import User
+from app.platform.database import get_for_write
+from app.platform.mail import Mail
 from app.services.identity import tokens
 from app.services.identity.lockout import forget_failures
 from app.services.identity.passwords import hash_password, verify_password

@@ -21,12 +21,12 @@ from flask import current_app
 from sqlalchemy import func, select
 
 from app.auth import Viewer
-from app.database import lock_for_write
 from app.errors import ApiError, NotFound
 from app.extensions import db
 from app.hooks import DeletionCounts
 from app.models.image import ContentImage, ImageTarget
 from app.models.user import User
+from app.platform.database import lock_for_write
 from app.policies import images as image_policy
 from app.services.images.files import image_store, remove_after_commit, removed_in_transaction
 from app.services.shared import budgets

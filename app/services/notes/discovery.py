@@ -23,11 +23,11 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.functions import FunctionElement
 
 from app.auth import ANONYMOUS, Viewer
-from app.database import PreparedStatement, cursor_alone, prepared, prepared_statements_on
 from app.errors import NotFound
 from app.extensions import db
 from app.models.note import Note
 from app.models.user import User
+from app.platform.database import PreparedStatement, cursor_alone, prepared, prepared_statements_on
 from app.policies import notes as note_policy
 from app.services.categories import canonical_language
 from app.services.shared.areas import Area, circle_clause, window_clause
@@ -200,7 +200,7 @@ def read_rows(
     numbers bound parameters (anonymous discovery). On PostgreSQL such a statement, when
     the request has no transaction open, takes the short way (`_run_alone`);
     `planned_once` says one plan serves every request of it, so PostgreSQL plans it once
-    per connection (`app.database.prepared`). Every other read runs on the request's
+    per connection (`app.platform.database.prepared`). Every other read runs on the request's
     session, inside its transaction, so it sees what the request has flushed.
     """
     # A request that has not touched the session has no transaction (and needs no session).
@@ -231,7 +231,7 @@ def _run_alone(
     - the SQL compiled once: SQLAlchemy's statement cache looks the whole statement up on
       every execution, and its result layer builds a row object per row. psycopg2 already
       returns every column as the API writes it (text ids and times, floats, booleans).
-    - a `PreparedStatement` is also planned once per connection (app.database).
+    - a `PreparedStatement` is also planned once per connection (app.platform.database).
     """
     with cursor_alone(db.engine) as (cursor, connection_info):
         if isinstance(statement, PreparedStatement):

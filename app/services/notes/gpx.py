@@ -17,12 +17,12 @@ from typing import Any, BinaryIO
 from sqlalchemy import select, tuple_
 
 from app.auth import Viewer
-from app.database import lock_for_write
 from app.errors import ValidationFailed
 from app.extensions import db
 from app.models.category import OwnerScope
 from app.models.enums import NoteVisibility
 from app.models.note import BODY_MAX_LENGTH, TITLE_MAX_LENGTH, Note
+from app.platform.database import lock_for_write
 from app.policies import categories as category_policy
 from app.services import categories
 from app.services.notes import notes

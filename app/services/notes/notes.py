@@ -15,7 +15,6 @@ from typing import Any
 from sqlalchemy import delete, func, select
 
 from app.auth import Viewer
-from app.database import lock_rows
 from app.errors import NotFound, ValidationFailed
 from app.extensions import db
 from app.hooks import remove_children
@@ -26,6 +25,7 @@ from app.models.note import Note, NoteComment
 from app.models.team import Team
 from app.models.trackable import Trackable, note_trackables
 from app.models.user import User
+from app.platform.database import lock_rows
 from app.policies import categories as category_policy
 from app.policies import notes as note_policy
 from app.services import categories

@@ -9,7 +9,7 @@ and images uploaded per account per day (images) are budgets.
   making it was done.
 - `check` is a cheap early refusal before slow work (decoding an image, fetching a link):
   no lock, nothing counted. `spend_or_refuse` decides: it takes a transaction lock on the
-  subject (app.database.lock_for_write: an advisory lock on PostgreSQL, the write lock on
+  subject (app.platform.database.lock_for_write: an advisory lock on PostgreSQL, the write lock on
   SQLite) before the count is read, and the lock is held until the request commits, so of
   twenty parallel requests against a budget of ten exactly ten get through.
 - Over the budget: 429 with the budget's `refusal` as detail, its machine `code`, and
@@ -26,13 +26,13 @@ from typing import Any
 
 from sqlalchemy import and_, delete, or_, select
 
-from app.database import lock_for_write
 from app.errors import ApiError
 from app.extensions import db
 from app.hooks import DeletionCounts
 from app.models.base import utcnow
 from app.models.budget import BudgetSpend
 from app.models.user import User
+from app.platform.database import lock_for_write
 
 
 @dataclass(frozen=True)

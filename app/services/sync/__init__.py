@@ -1,6 +1,8 @@
 """Offline sync for the mobile app (contract: Sync; decisions: Sync push): a device pushes
-its dirty records, then pulls what changed since its last pull."""
+its dirty records, then pulls what changed since its last pull. The change clock
+(clock.py) stamps every synced row at its commit: the factory installs it."""
 
+from app.services.sync.clock import track_sync_changes
 from app.services.sync.pull import PullResult, pull
 from app.services.sync.push import (
     CONFLICT_REASONS,
@@ -18,4 +20,5 @@ __all__ = [
     "PushedRecord",
     "pull",
     "push",
+    "track_sync_changes",
 ]

@@ -25,13 +25,13 @@ from typing import Any
 from sqlalchemy import and_, false, or_, select
 
 from app.auth import Viewer
-from app.database import read_clock
 from app.extensions import db
 from app.models.category import Category, OwnerScope
 from app.models.note import Note
 from app.models.sync import CATEGORY_LEFT_TEAM, NOTE_LEFT_TEAM, TEAM_ACCESS, SyncDeparture
 from app.services import notes
 from app.services.shared.areas import Bounds
+from app.services.sync.clock import read_clock
 
 
 @dataclass

@@ -36,12 +36,12 @@ from typing import Any
 from sqlalchemy import exc, select
 
 from app.auth import Viewer
-from app.database import insert_ignoring_duplicates, lock_for_write, lock_rows
 from app.errors import ApiError, Forbidden, NotFound, ValidationFailed
 from app.extensions import db
 from app.models.category import Category, OwnerScope
 from app.models.note import Note
 from app.models.sync import SyncNoteMutation
+from app.platform.database import insert_ignoring_duplicates, lock_for_write, lock_rows
 from app.policies import categories as category_policy
 from app.policies import notes as note_policy
 from app.services import categories, notes

@@ -32,13 +32,13 @@ from typing import Literal
 from sqlalchemy import case, delete, exc, func, select, update
 
 from app.auth import Viewer
-from app.database import lock_for_write
 from app.errors import Conflict, Forbidden, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.note import Note
 from app.models.team import JoinPolicy, MembershipStatus, Team, TeamInviteLink, TeamMembership
 from app.models.user import User
+from app.platform.database import lock_for_write
 from app.policies import teams as team_policy
 from app.services.shared import sync_log
 from app.services.shared.account_deletion import DeletionCounts

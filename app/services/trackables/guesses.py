@@ -34,10 +34,10 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from app import metrics
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.budget import BudgetSpend
+from app.platform import metrics
 from app.services.shared.budgets import Budget, LimitExceeded, hold, spend_all, waits
 
 log = logging.getLogger(__name__)

@@ -31,11 +31,11 @@ from flask import current_app, has_request_context, request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy import delete, select
 
-from app.database import insert_ignoring_duplicates
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.trackable import Trackable, TrackableAccessSession, TrackableUnlock
 from app.models.user import User
+from app.platform.database import insert_ignoring_duplicates
 
 COOKIE_SALT = "trackable-access-session"
 CLIENT_ID_BYTES = 32  # secrets.token_urlsafe(32): 43 characters

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pyotp
 from flask import Flask
 
-from app.mail import Mail, outbox
+from app.platform.mail import Mail, outbox
 
 LOGIN_URL = "/api/auth/login?useCookies=false&useSessionCookies=false"
 STRONG_PASSWORD = "walking-by-the-river-42"

@@ -9,8 +9,8 @@ import logging
 import pytest
 
 from app.extensions import db
-from app.mail import outbox
 from app.models.identity import EmailCode
+from app.platform.mail import outbox
 from tests.factories import count_rows as count
 from tests.factories import make_user
 

@@ -10,10 +10,10 @@ from itsdangerous import TimestampSigner
 from sqlalchemy import update
 
 from app.extensions import db
-from app.mail import outbox
 from app.models.base import utcnow
 from app.models.identity import EmailCode
 from app.models.user import User
+from app.platform.mail import outbox
 from tests.api.identity.helpers import (
     LOGIN_URL,
     OTHER_STRONG_PASSWORD,

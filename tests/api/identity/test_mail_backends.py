@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import pytest
 
-from app import mail as mail_module
+from app.platform import mail as mail_module
 from config import Config
 from tests.factories import make_user
 
@@ -33,7 +33,7 @@ class TestConsole:
 
     def test_console_backend_prints_a_code_that_works(self, api, capsys, caplog):
         user = make_user()
-        caplog.set_level(logging.INFO, logger="app.mail")
+        caplog.set_level(logging.INFO, logger="app.platform.mail")
         forgot(api, user.email)
         printed = capsys.readouterr().err
         assert user.email in printed
@@ -49,7 +49,9 @@ class TestConsole:
             },
         )
         assert reset.status_code == 200, reset.get_data(as_text=True)
-        logged = [record.getMessage() for record in caplog.records if record.name == "app.mail"]
+        logged = [
+            record.getMessage() for record in caplog.records if record.name == "app.platform.mail"
+        ]
         assert len(logged) == 1
         assert user.email in logged[0]
         assert code.group(1) not in logged[0]  # the log line names the mail, not its code

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from app.extensions import db
-from app.mail import outbox
 from app.models.user import User
+from app.platform.mail import outbox
 from tests.api.identity.helpers import (
     OTHER_STRONG_PASSWORD,
     bearer,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.extensions import db
-from app.mail import outbox
 from app.models.user import User
+from app.platform.mail import outbox
 from tests.api.identity.helpers import STRONG_PASSWORD, last_mail_to, register
 from tests.conftest import assert_problem
 from tests.factories import login, make_user

@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy.orm import Session
 
-from app.database import stamp_changes
 from app.extensions import db
 from app.models.note import Note
+from app.services.sync.clock import stamp_changes
 from tests.api.sync.helpers import pulled
 from tests.factories import make_category, make_user
 

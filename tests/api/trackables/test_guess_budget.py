@@ -289,7 +289,7 @@ def fresh_alarm(monkeypatch):
 def test_misses_far_above_normal_raise_an_alarm_but_lock_nobody_out(
     app, api, trackable, caplog, fresh_alarm
 ):
-    from app import metrics
+    from app.platform import metrics
 
     app.config["SECRET_GUESS_ALARM_MISSES"] = 25
     alarms = metrics.counter("secret_guess_alarms_total")

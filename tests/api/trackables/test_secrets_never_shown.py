@@ -26,7 +26,7 @@ from gunicorn.config import Config as GunicornConfig
 from gunicorn.http.errors import InvalidRequestLine
 from gunicorn.util import load_class
 
-from app.logs import JsonFormatter
+from app.platform.logs import JsonFormatter
 from tests.conftest import ApiClient
 from tests.factories import make_user
 

@@ -82,7 +82,7 @@ def send(mail: Mail | None) -> threading.Thread | None:
 def print_to_console(mail: Mail) -> None:
     """The console backend: the whole message on stderr, links and codes included, so a
     newcomer can confirm an account from the terminal. It is written past the logs on
-    purpose (they redact codes), and production refuses this backend (app.startup_checks),
+    purpose (they redact codes), and production refuses this backend (app.platform.startup_checks),
     so no production instance ever prints a code."""
     log.info("mail to %s: %s (printed whole on the console)", mail.to, mail.subject)
     rule = "-" * 72

@@ -1,0 +1,67 @@
+"""The database under every area, one concern a module: the engine and its connections
+(engine), what a request answers while the database is away (outages, guard), reads
+below the ORM (driver), and the locks of a read that decides a write (locks)."""
+
+from __future__ import annotations
+
+from app.platform.database.driver import (
+    PreparedStatement,
+    cursor_alone,
+    get_by_driver,
+    prepared,
+    prepared_statements_on,
+)
+from app.platform.database.engine import (
+    LAST_CHECKIN,
+    enforce_foreign_keys,
+    engine_options,
+    ping_when_idle,
+)
+from app.platform.database.locks import (
+    begin_immediate,
+    get_for_write,
+    insert_ignoring_duplicates,
+    lock_for_write,
+    lock_rows,
+    on_write_lock,
+)
+from app.platform.database.outages import (
+    CONFLICT_CODES,
+    RETRY_AFTER_SECONDS,
+    check_database,
+    database_conflict,
+    database_unavailable,
+    guard_against_outages,
+    is_conflict,
+    is_outage,
+    note_failure,
+    register_outage_answers,
+)
+
+__all__ = [
+    "CONFLICT_CODES",
+    "LAST_CHECKIN",
+    "RETRY_AFTER_SECONDS",
+    "PreparedStatement",
+    "begin_immediate",
+    "check_database",
+    "cursor_alone",
+    "database_conflict",
+    "database_unavailable",
+    "enforce_foreign_keys",
+    "engine_options",
+    "get_by_driver",
+    "get_for_write",
+    "guard_against_outages",
+    "insert_ignoring_duplicates",
+    "is_conflict",
+    "is_outage",
+    "lock_for_write",
+    "lock_rows",
+    "note_failure",
+    "on_write_lock",
+    "ping_when_idle",
+    "prepared",
+    "prepared_statements_on",
+    "register_outage_answers",
+]

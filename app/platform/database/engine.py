@@ -1,0 +1,108 @@
+"""How the engine treats its pooled connections: its settings, SQLite's foreign keys and
+index hints, and the ping of a connection that sat idle."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Table, event, exc, make_url
+from sqlalchemy.engine import Engine
+from sqlalchemy.ext.compiler import compiles
+
+from app.platform.database.guard import (
+    deadline_connection,
+)
+
+LAST_CHECKIN = "last_checkin"
+
+
+def engine_options(url: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Engine settings that bound what a lost database can cost a request (PostgreSQL):
+    opening a connection gives up after DATABASE_CONNECT_TIMEOUT_SECONDS, a statement
+    after DATABASE_STATEMENT_TIMEOUT_SECONDS (on the server), any wait for an answer
+    after DATABASE_SOCKET_TIMEOUT_SECONDS (on the client: a silent partition, which the
+    server never sees; app.platform.database.guard), waiting for a pooled connection after
+    DATABASE_POOL_TIMEOUT_SECONDS. TCP keepalives and its user timeout drop a connection
+    whose peer is gone while idle in the pool. Without them a request could wait minutes
+    on a host that does not answer, holding its worker. SQLite (a file) has one bound:
+    how long a writer waits for another's lock (DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS)."""
+    backend = make_url(url).get_backend_name()
+    if backend == "sqlite":
+        return {"connect_args": {"timeout": float(config["DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS"])}}
+    if backend != "postgresql":
+        return {}
+    statement_ms = int(float(config["DATABASE_STATEMENT_TIMEOUT_SECONDS"]) * 1000)
+    connect_seconds = float(config["DATABASE_CONNECT_TIMEOUT_SECONDS"])
+    socket_seconds = float(config["DATABASE_SOCKET_TIMEOUT_SECONDS"])
+    return {
+        "pool_timeout": float(config["DATABASE_POOL_TIMEOUT_SECONDS"]),
+        "connect_args": {
+            "connection_factory": deadline_connection(connect_seconds, socket_seconds),
+            "connect_timeout": max(2, math.ceil(connect_seconds)),  # libpq's, when not ours
+            "options": f"-c statement_timeout={statement_ms}",
+            "keepalives": 1,
+            "keepalives_idle": max(1, math.ceil(socket_seconds / 2)),
+            "keepalives_interval": 1,
+            "keepalives_count": 3,
+            "tcp_user_timeout": math.ceil(socket_seconds * 1000),
+        },
+    }
+
+
+def enforce_foreign_keys(engine: Engine) -> None:
+    """SQLite checks foreign keys (and runs their ON DELETE actions) only on connections
+    that ask for it: every connection of the app's engine asks, so SQLite keeps the same
+    references PostgreSQL keeps. (Migrations switch it off while Alembic's batch mode
+    rebuilds tables, then check the keys: migrations/env.py.)"""
+    if engine.dialect.name != "sqlite":
+        return
+
+    @event.listens_for(engine, "connect")
+    def foreign_keys_on(dbapi_connection: Any, record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+
+@compiles(Table, "sqlite")
+def _sqlite_table_with_hint(element: Table, compiler: Any, **kw: Any) -> str:
+    """SQLite's `INDEXED BY`: SQLAlchemy keeps `Select.with_hint(table, text, "sqlite")`
+    but its SQLite compiler writes nothing for it, so a table with a hint is written here
+    as `table <hint>` (e.g. `INDEXED BY ix_name`, which SQLite refuses to run when that
+    index cannot serve the query, rather than silently choosing another)."""
+    hints = kw.pop("fromhints", None) or {}
+    rendered = compiler.visit_table(element, **kw)
+    hint = hints.get(element)
+    return f"{rendered} {hint}" if hint and kw.get("asfrom") else str(rendered)
+
+
+def ping_when_idle(engine: Engine, idle_seconds: float) -> None:
+    """Check a pooled connection with a round trip before use, but only when it has sat
+    idle in the pool for more than `idle_seconds`.
+
+    A connection used moments ago is alive; pinging it on every checkout (SQLAlchemy's
+    `pool_pre_ping`) costs a round trip per request, a large part of a fast read. A server
+    that restarted while the pool was idle is caught by the ping; one that restarts between
+    two requests fails the next request once, after which the broken connection is dropped
+    (SQLAlchemy invalidates the whole pool; discovery's driver-level read, its own one).
+    A failed ping raises `DisconnectionError`, so the pool connects afresh and retries.
+    """
+    if engine.dialect.name == "sqlite":  # a file, no server that can go away
+        return
+
+    @event.listens_for(engine, "checkin")
+    def remember_checkin(dbapi_connection: Any, record: Any) -> None:
+        record.info[LAST_CHECKIN] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def ping_if_idle(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        last = record.info.get(LAST_CHECKIN)
+        if last is None or time.monotonic() - last <= idle_seconds:
+            return  # just connected, or used moments ago
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as error:
+            raise exc.DisconnectionError("the pooled connection did not answer") from error

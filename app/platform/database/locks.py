@@ -1,0 +1,138 @@
+"""The locks of a read that decides a write: an advisory lock or BEGIN IMMEDIATE per use
+case, row locks, the account's lock for its own writes, and inserts that skip a twin."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sqlalchemy import inspect, select, text
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import (
+    Mapper,
+    Session,
+    scoped_session,
+)
+from sqlalchemy.sql import Select
+
+T = TypeVar("T")
+
+
+def insert_ignoring_duplicates(
+    session: Session | scoped_session[Any],
+    model: Any,
+    index_elements: list[Any],
+    rows: list[dict[str, Any]],
+) -> None:
+    """INSERT ... ON CONFLICT DO NOTHING of `rows` in one statement: a row whose key a
+    concurrent twin (or an earlier request) already wrote is skipped, never an error."""
+    if not rows:
+        return
+    dialect = session.get_bind().dialect.name
+    insert_into = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    session.execute(
+        insert_into(model).values(rows).on_conflict_do_nothing(index_elements=index_elements)
+    )
+
+
+def get_for_write(
+    session: Session | scoped_session[Any], model: type[T], key: Any, *, exclusive: bool = False
+) -> T | None:
+    """`session.get(model, key)` read afresh and locked until this transaction ends, for a
+    request about to write on behalf of that row (the signed-in account, whose deletion
+    must not interleave with its owner's writes).
+
+    - PostgreSQL: `FOR KEY SHARE`, which the writes referencing the row take anyway, so
+      writers never wait for each other; `exclusive` takes `FOR UPDATE` (the account's
+      deletion), which waits for those writers and makes later ones wait: they then read
+      no row. Take the lock you need first: upgrading a shared lock deadlocks two twins.
+    - SQLite: `exclusive` takes `BEGIN IMMEDIATE` (the database's write lock, as
+      `lock_for_write`); a shared read locks nothing (the write lock is the database's:
+      taken now it would serialise whole requests). A write that then finds its account
+      gone meets a foreign-key violation, answered 401 (app.auth.answer_if_account_gone).
+    """
+    connection = session.connection()
+    mapper: Mapper[Any] = inspect(model)
+    (primary_key,) = mapper.primary_key
+    statement = select(model).where(primary_key == key).execution_options(populate_existing=True)
+    if connection.dialect.name == "sqlite":
+        if exclusive:
+            begin_immediate(connection)
+    else:
+        # SQLAlchemy: read + key_share is FOR KEY SHARE (key_share alone, FOR NO KEY UPDATE)
+        shared = not exclusive
+        statement = statement.with_for_update(read=shared, key_share=shared)
+    return session.scalars(statement).one_or_none()
+
+
+# Called with the connection each time this process takes SQLite's write lock with BEGIN
+# IMMEDIATE (app.auth checks there that a write request's account still exists).
+_after_write_lock: list[Callable[[Any], None]] = []
+
+
+def on_write_lock(callback: Callable[[Any], None]) -> None:
+    """Run `callback(connection)` whenever SQLite's write lock is taken here."""
+    if callback not in _after_write_lock:
+        _after_write_lock.append(callback)
+
+
+def begin_immediate(connection: Any) -> None:
+    """SQLite: take the database's write lock now, unless a transaction is open."""
+    driver_connection = connection.connection.driver_connection
+    if driver_connection is not None and not driver_connection.in_transaction:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        for callback in _after_write_lock:
+            callback(connection)
+
+
+def lock_for_write(
+    session: Session | scoped_session[Any], key: str, *, reread: bool = True
+) -> None:
+    """Serialise the use cases that read to decide a write under `key`, in this transaction.
+
+    Call it before the reads that decide (is there a "Notes" root yet, would this move make
+    a cycle, is this membership still pending); the lock is held until commit or rollback,
+    so a concurrent request with the same key waits, then reads what the first one wrote and
+    answers as a repeated request would.
+
+    - PostgreSQL: a transaction-level advisory lock on a 64-bit hash of `key`, so only
+      requests about the same thing wait for each other.
+    - SQLite: `BEGIN IMMEDIATE` takes the database's write lock now, before the reads (its
+      driver would begin the transaction only at the first write, after the reads have
+      decided). A transaction that has already written holds that lock: nothing to do.
+
+    Then pending changes are flushed and the session's loaded rows expired, so every row is
+    read again under the lock: a row a concurrent request deleted meanwhile is gone (read
+    ids before the call, and load rows again after it). A caller whose decision reads no
+    loaded row (a count by a fresh query) passes `reread=False` and keeps them.
+    """
+    connection = session.connection()
+    if connection.dialect.name == "sqlite":
+        begin_immediate(connection)
+    else:
+        digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+        lock_id = int.from_bytes(digest, "big", signed=True)
+        connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": lock_id})
+    if reread:
+        session.flush()
+        session.expire_all()
+
+
+def lock_rows(session: Session | scoped_session[Any], statement: Select[Any]) -> list[Any]:
+    """The ORM rows of `statement`, read as they are now and locked until commit or
+    rollback, for a write that depends on what they hold (a sync base version).
+
+    - PostgreSQL: `SELECT ... FOR UPDATE`, so a concurrent writer of the same rows waits
+      for this transaction, or this read waits for it and then sees its commit. Order
+      `statement` (by id) when it locks several rows, so two such reads cannot deadlock.
+    - SQLite: `BEGIN IMMEDIATE` first, the database's write lock (see `lock_for_write`).
+
+    Rows the session already holds are loaded again (`populate_existing`): the values an
+    earlier read left in the identity map may be older than the lock.
+    """
+    connection = session.connection()
+    if connection.dialect.name == "sqlite":
+        begin_immediate(connection)
+    locked = statement.with_for_update().execution_options(populate_existing=True)
+    return list(session.scalars(locked))

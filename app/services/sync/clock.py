@@ -1,0 +1,122 @@
+"""The sync change clock (app.models.sync): every synced row a transaction changed is
+stamped at its commit, from one clock row whose lock orders the commits."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Table, event, exc, insert, select, update
+from sqlalchemy.orm import (
+    ORMExecuteState,
+    Session,
+    SessionTransaction,
+    scoped_session,
+)
+
+# --- the sync change clock (app.models.sync) ---------------------------------------------
+
+SYNC_PENDING = "sync_rows_pending"
+CLOCK_ROW = 1
+CLOCK_TICK = timedelta(milliseconds=1)  # stamps are sent to clients in milliseconds
+_tracking = False
+
+
+def track_sync_changes() -> None:
+    """Stamp synced rows (notes, categories, sync departures) at commit, in commit order.
+
+    A session that inserted or updated one of those tables (through the ORM or an UPDATE
+    statement, whose `onupdate` leaves `sync_utc` NULL) is marked; just before its COMMIT
+    `stamp_changes` takes the next stamp from the clock row (locked until the commit) and
+    writes it into every row the transaction left unstamped. Sessions that touched none of
+    them never touch the clock.
+    """
+    global _tracking
+    if _tracking:  # the listeners are on the Session class: once per process
+        return
+    _tracking = True
+    synced = {table.name for table in _synced_tables()}
+
+    def touches_synced(session: Session) -> bool:
+        return any(
+            getattr(instance, "__tablename__", None) in synced
+            for instance in (*session.new, *session.dirty)
+        )
+
+    @event.listens_for(Session, "after_flush")
+    def mark_flushed(session: Session, flush_context: Any) -> None:
+        if touches_synced(session):
+            session.info[SYNC_PENDING] = True
+
+    @event.listens_for(Session, "do_orm_execute")
+    def mark_updated(state: ORMExecuteState) -> None:
+        table = getattr(state.statement, "table", None)
+        if state.is_update and table is not None and table.name in synced:
+            state.session.info[SYNC_PENDING] = True
+
+    @event.listens_for(Session, "before_commit")
+    def stamp_before_commit(session: Session) -> None:
+        # A savepoint's release fires this too: only the outermost commit stamps.
+        if session.in_nested_transaction():
+            return
+        # COMMIT flushes after this hook: what it is about to flush counts too.
+        if session.info.get(SYNC_PENDING) or touches_synced(session):
+            stamp_changes(session)
+
+    @event.listens_for(Session, "after_transaction_end")
+    def forget(session: Session, transaction: SessionTransaction) -> None:
+        if transaction.parent is None:
+            session.info.pop(SYNC_PENDING, None)
+
+
+def _synced_tables() -> list[Table]:
+    from app.models.category import Category
+    from app.models.note import Note
+    from app.models.sync import SyncDeparture
+
+    return [Note.__table__, Category.__table__, SyncDeparture.__table__]  # type: ignore[list-item]
+
+
+def stamp_changes(session: Session) -> datetime:
+    """Flush, take the next clock stamp (its row stays locked until COMMIT) and give it to
+    every synced row this transaction left unstamped. Commits call it; a test holding a
+    transaction open between stamp and commit calls it directly."""
+    session.flush()
+    stamp = advance_clock(session)
+    for table in _synced_tables():
+        session.execute(update(table).where(table.c.sync_utc.is_(None)).values(sync_utc=stamp))
+    session.info.pop(SYNC_PENDING, None)
+    return stamp
+
+
+def advance_clock(session: Session) -> datetime:
+    """The next stamp: now (in whole milliseconds), or one millisecond after the last stamp
+    when the clock is ahead, so stamps strictly increase in commit order."""
+    from app.models.sync import SyncClock
+
+    clock: Table = SyncClock.__table__  # type: ignore[assignment]
+    locked = select(clock.c.last_utc).where(clock.c.id == CLOCK_ROW).with_for_update()
+    last = session.execute(locked).scalar_one_or_none()
+    if last is None:
+        try:
+            with session.begin_nested():  # the very first stamp, maybe two at once
+                session.execute(insert(clock).values(id=CLOCK_ROW, last_utc=CLOCK_EPOCH))
+        except exc.IntegrityError:
+            pass
+        last = session.execute(locked).scalar_one()
+    now = datetime.now(UTC)
+    now = now.replace(microsecond=now.microsecond // 1000 * 1000)
+    stamp = max(now, last + CLOCK_TICK)
+    session.execute(update(clock).where(clock.c.id == CLOCK_ROW).values(last_utc=stamp))
+    return stamp
+
+
+CLOCK_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def read_clock(session: Session | scoped_session[Any]) -> datetime:
+    """The last stamp handed out (every row stamped up to it is committed)."""
+    from app.models.sync import SyncClock
+
+    last = session.scalar(select(SyncClock.last_utc).where(SyncClock.id == CLOCK_ROW))
+    return last or CLOCK_EPOCH
