@@ -129,9 +129,20 @@ class NoteMoveSchema(ExternalLinkInputSchema):
     )
     latitude = latitude_field(allow_none=True, metadata={"description": "null: not on the map"})
     longitude = longitude_field(allow_none=True, metadata={"description": "With latitude."})
-    visibility = fields.Enum(NoteVisibility, by_value=True, metadata={"default": "Private"})
+    # No OpenAPI `default` on an edit: generated clients send a field's default whenever
+    # it is left out, so a move naming only the title would reset these.
+    visibility = fields.Enum(
+        NoteVisibility,
+        by_value=True,
+        metadata={
+            "description": "Left out on create: `Private` (a team note: the team's "
+            "`defaultNoteVisibility`); left out on an edit: unchanged."
+        },
+    )
     comment_policy = fields.Enum(
-        CommentPolicy, by_value=True, metadata={"default": "LoggedInUsers"}
+        CommentPolicy,
+        by_value=True,
+        metadata={"description": "Left out on create: `LoggedInUsers`; on an edit: unchanged."},
     )
     client_mutation_id = fields.String(
         allow_none=True, validate=validate.Length(max=CLIENT_MUTATION_ID_MAX_LENGTH)
@@ -141,6 +152,9 @@ class NoteMoveSchema(ExternalLinkInputSchema):
 class NoteCreateSchema(NoteMoveSchema):
     title = fields.String(
         required=True, validate=[validate.Length(max=TITLE_MAX_LENGTH), NOT_BLANK]
+    )
+    comment_policy = fields.Enum(
+        CommentPolicy, by_value=True, metadata={"default": "LoggedInUsers"}
     )
 
 

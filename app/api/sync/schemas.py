@@ -99,8 +99,24 @@ class RecordList(fields.List):
 
 class SyncPushSchema(Schema):
     device_id = Guid(required=True)
-    notes = RecordList(SyncNoteInSchema, "noteId", load_default=list)
-    categories = RecordList(SyncCategoryInSchema, "categoryId", load_default=list)
+    notes = RecordList(
+        SyncNoteInSchema,
+        "noteId",
+        load_default=list,
+        metadata={
+            "description": "Whole records: one that is not `isDeleted` needs its `title` "
+            "(else a `validation_failed` conflict); a field left out keeps the server's value."
+        },
+    )
+    categories = RecordList(
+        SyncCategoryInSchema,
+        "categoryId",
+        load_default=list,
+        metadata={
+            "description": "Whole records: one that is not `isDeleted` needs its `name` "
+            "(else a `validation_failed` conflict)."
+        },
+    )
 
     @validates_schema
     def check_batch(self, data: dict[str, Any], **kwargs: Any) -> None:

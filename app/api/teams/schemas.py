@@ -89,12 +89,14 @@ class TeamSettingsSchema(ExternalLinkInputSchema):
     description = fields.String(
         allow_none=True, validate=validate.Length(max=TEAM_DESCRIPTION_MAX_LENGTH)
     )
-    join_policy = fields.Enum(JoinPolicy, by_value=True, metadata={"default": "RequestsAllowed"})
-    page_visibility = fields.Enum(PageVisibility, by_value=True, metadata={"default": "Public"})
+    # Defaults only on create: generated clients send a field's OpenAPI `default` whenever
+    # it is left out, so a settings change naming only the title would reset these.
+    join_policy = fields.Enum(JoinPolicy, by_value=True)
+    page_visibility = fields.Enum(PageVisibility, by_value=True)
     default_note_visibility = fields.Enum(
         NoteVisibility,
         by_value=True,
-        metadata={"default": "Private", "description": "For team notes created without one."},
+        metadata={"description": "For team notes created without one."},
     )
     content_language = language_field(
         metadata={"description": "Default language of team notes.", "example": "en-US"}
@@ -106,6 +108,13 @@ class TeamCreateSchema(TeamSettingsSchema):
         required=True,
         validate=NAME_RULES,
         metadata={"description": "Unique (ignoring case and separators); fixed after creation."},
+    )
+    join_policy = fields.Enum(JoinPolicy, by_value=True, metadata={"default": "RequestsAllowed"})
+    page_visibility = fields.Enum(PageVisibility, by_value=True, metadata={"default": "Public"})
+    default_note_visibility = fields.Enum(
+        NoteVisibility,
+        by_value=True,
+        metadata={"default": "Private", "description": "For team notes created without one."},
     )
 
 
