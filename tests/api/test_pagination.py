@@ -665,7 +665,7 @@ def test_the_document_states_limit_cursor_and_link_on_each_paged_list(api):
         if operation is None:
             continue
         query = {p["name"]: p for p in operation.get("parameters", []) if p["in"] == "query"}
-        headers = operation["responses"]["200"].get("headers", {})
+        headers = operation["responses"].get("200", {}).get("headers", {})
         if path in PAGED:
             assert query["limit"]["schema"]["minimum"] == 1, path
             assert query["limit"]["schema"]["maximum"] == 100, path
