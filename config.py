@@ -164,6 +164,9 @@ class Config:
 
     # Public lists and discovery (contract: Limits)
     PUBLIC_LIST_CAP = env_int("PUBLIC_LIST_CAP", 500)
+    # Paged lists (docs/contract-notes.md, Pagination): the largest `limit` a client may
+    # ask for, and the page size of a request that sends a `cursor` without one.
+    PAGE_SIZE_MAX = env_int("PAGE_SIZE_MAX", 100)
     NEARBY_RADIUS_KM = env_float("NEARBY_RADIUS_KM", 5.0)
     NEARBY_MAX_RADIUS_KM = env_float("NEARBY_MAX_RADIUS_KM", 500.0)
     # Notes and categories: the content language of a note or category that names none

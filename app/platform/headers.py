@@ -34,7 +34,7 @@ DOCS_POLICY = (
 NO_STORE_PREFIXES = ("/api/auth/", "/api/account")
 CORS_METHODS = "GET, POST, PUT, DELETE"
 CORS_REQUEST_HEADERS = "Authorization, Content-Type, X-Request-ID"
-CORS_EXPOSED_HEADERS = "X-Request-ID, X-Result-Truncated, WWW-Authenticate"
+CORS_EXPOSED_HEADERS = "X-Request-ID, X-Result-Truncated, Link, WWW-Authenticate"
 CORS_MAX_AGE_SECONDS = "600"
 
 

@@ -198,7 +198,7 @@ def public_page(public_code: str) -> Any:
     try:
         trackable = trackables.find_by_public_code(viewer, public_code, settings)
         view = trackables.trackable_view(viewer, trackable)
-        journey = trackables.get_journey(viewer, view.trackable_id)
+        journey = trackables.get_journey(viewer, view.trackable_id).items
         comments = trackables.list_comments(
             viewer, view.trackable_id, cap=current_app.config["PUBLIC_LIST_CAP"]
         )

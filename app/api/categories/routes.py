@@ -18,11 +18,13 @@ from app.api.categories.schemas import (
     CategoryListQuerySchema,
     CategoryMoveSchema,
     CategoryNodeSchema,
+    CategoryPageQuerySchema,
     CategorySchema,
     CategorySectionSchema,
     CategoryTreeNodeSchema,
 )
 from app.api.mobile import require_supported_mobile_version
+from app.api.pages import LINK_HEADERS, list_answer
 from app.api.scopes import my_scope, team_scope
 from app.auth import current_viewer
 from app.extensions import db
@@ -58,15 +60,18 @@ def add_category_routes(blp: Blueprint, base: str, scope_of: ScopeOf, *, whose: 
 
     @blp.route(base, methods=["GET"])
     @blp.auth()
-    @blp.arguments(CategoryListQuerySchema, location="query")
-    @blp.response(200, CategorySchema(many=True))
+    @blp.arguments(CategoryPageQuerySchema, location="query")
+    @blp.response(200, CategorySchema(many=True), headers=LINK_HEADERS)
     @_documented(
         f"List {whose} categories",
-        "Every category of every language (or of `contentLanguage`), by language then name.",
+        "Every category of every language (or of `contentLanguage`), by language then name; "
+        "paged with `limit` and `cursor`.",
     )
     def list_categories(query: dict, **path: Any) -> Any:
-        scope = scope_of(**path)
-        return categories.list_categories(current_viewer(), scope, query.get("content_language"))
+        found = categories.list_categories(
+            current_viewer(), scope_of(**path), query.get("content_language"), page=query["page"]
+        )
+        return list_answer(found)
 
     @blp.route(f"{base}/tree", methods=["GET"])
     @blp.auth()

@@ -6,6 +6,7 @@ from marshmallow import fields, validate
 
 from app.api.base import Guid, Schema
 from app.api.notes.schemas import NOT_BLANK, language_field
+from app.api.pages import PageQuerySchema
 from app.models.category import CATEGORY_NAME_MAX_LENGTH
 
 
@@ -65,6 +66,10 @@ class CategoryCreateSchema(CategoryMoveSchema):
 
 class CategoryListQuerySchema(Schema):
     content_language = language_field()
+
+
+class CategoryPageQuerySchema(CategoryListQuerySchema, PageQuerySchema):
+    """The flat list: optional language, and a page."""
 
 
 class CategoryChildrenQuerySchema(Schema):

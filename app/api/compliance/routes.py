@@ -18,6 +18,7 @@ from app.api.compliance.schemas import (
     ReportListQuerySchema,
     ReportReviewSchema,
 )
+from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.auth import current_viewer
 from app.extensions import db, limiter
 from app.integrations.client_ip import resolve_client_ip
@@ -106,13 +107,15 @@ def report_error(data: dict[str, Any]) -> Any:
 
 @blp.route("/reports/mine", methods=["GET"])
 @blp.auth()
-@blp.response(200, ContentReportSchema(many=True))
-def list_my_reports() -> Any:
+@blp.arguments(PageQuerySchema, location="query")
+@blp.response(200, ContentReportSchema(many=True), headers=LINK_HEADERS)
+def list_my_reports(query: dict[str, Any]) -> Any:
     """List my reports
 
-    The caller's reports, support requests and explained error tickets, newest first.
+    The caller's reports, support requests and explained error tickets, newest first;
+    paged with `limit` and `cursor`.
     """
-    return compliance.my_reports(current_viewer())
+    return list_answer(compliance.my_reports(current_viewer(), page=query["page"]))
 
 
 @blp.route("/reports/<uuid:content_report_id>", methods=["GET"])
@@ -129,21 +132,20 @@ def get_report(content_report_id: UUID) -> Any:
 @blp.route("/reports", methods=["GET"])
 @blp.auth()
 @blp.arguments(ReportListQuerySchema, location="query")
-@blp.response(200, ContentReportSchema(many=True), headers=CAPPED_LIST_HEADERS)
+@blp.response(200, ContentReportSchema(many=True), headers={**CAPPED_LIST_HEADERS, **LINK_HEADERS})
 def list_reports(query: dict[str, Any]) -> Any:
     """List all reports for review
 
     Super-admins only (403 otherwise). Newest first, filtered by `status` and `pageType`,
     with the reporter's identity when known and the last review note; at most
-    `REPORT_LIST_CAP` (500), `X-Result-Truncated: true` when cut. System errors appear
-    when tracked as support tickets (`includeUntrackedErrors=true` lists all).
+    `REPORT_LIST_CAP` (500), `X-Result-Truncated: true` when cut, or paged with `limit`
+    and `cursor`. System errors appear when tracked as support tickets
+    (`includeUntrackedErrors=true` lists all).
     """
     found = compliance.list_reports(
         current_viewer(), cap=current_app.config["REPORT_LIST_CAP"], **query
     )
-    if found.truncated:
-        return found.items, 200, {"X-Result-Truncated": "true"}
-    return found.items
+    return list_answer(found)
 
 
 @blp.route("/reports/<uuid:content_report_id>", methods=["PUT"])

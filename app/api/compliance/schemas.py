@@ -13,6 +13,7 @@ from flask import current_app
 from marshmallow import ValidationError, fields, post_dump, pre_dump, validate, validates
 
 from app.api.base import Guid, Schema, UtcDateTime
+from app.api.pages import PageQuerySchema
 from app.models.compliance import (
     CONTENT_TYPE_LABELS,
     LONG_TEXT_MAX_LENGTH,
@@ -134,7 +135,7 @@ class ReportReviewSchema(Schema):
     )
 
 
-class ReportListQuerySchema(Schema):
+class ReportListQuerySchema(PageQuerySchema):
     status = fields.Integer(validate=validate.OneOf([int(value) for value in ReportStatus]))
     page_type = fields.Integer(validate=validate.OneOf([int(value) for value in PageType]))
     include_untracked_errors = fields.Boolean(

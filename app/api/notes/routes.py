@@ -20,12 +20,13 @@ from app.api.notes.schemas import (
     NoteMoveSchema,
     NoteSchema,
     NoteTrackableSchema,
-    PersonalNotesQuerySchema,
+    PagedNotesQuerySchema,
     ProfileNearbyQuerySchema,
     PublicSearchQuerySchema,
     area_from,
     note_list_response,
 )
+from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.scopes import my_scope
 from app.auth import current_viewer
 from app.extensions import db
@@ -41,10 +42,6 @@ CAPPED_LIST_HEADERS = {
         "schema": {"type": "string", "enum": ["true"]},
     }
 }
-
-
-def _capped(items: list, truncated: bool) -> Any:
-    return (items, 200, {"X-Result-Truncated": "true"}) if truncated else items
 
 
 def _config(name: str) -> Any:
@@ -64,6 +61,7 @@ def list_notes_in(scope: OwnerScope, query: dict) -> Response:
         scope,
         content_language=query.get("content_language"),
         area=area_from(query, _config("NEARBY_RADIUS_KM")),
+        page=query["page"],
     )
     return note_list_response(found)
 
@@ -83,14 +81,14 @@ def move_note_in(scope: OwnerScope, note_id: UUID, data: dict) -> Any:
 
 @blp.route("/notes/mine", methods=["GET"])
 @blp.auth()
-@blp.arguments(PersonalNotesQuerySchema, location="query")
-@blp.response(200, NoteSchema(many=True))
+@blp.arguments(PagedNotesQuerySchema, location="query")
+@blp.response(200, NoteSchema(many=True), headers=LINK_HEADERS)
 def list_my_notes(query: dict) -> Response:
     """List my notes
 
     The caller's personal notes (not deleted), most recent activity first; optionally one
     `contentLanguage` and a map window (all four bounds; notes without coordinates are
-    then left out). Not capped.
+    then left out). Not capped; paged with `limit` and `cursor`.
     """
     return list_notes_in(my_scope(), query)
 
@@ -249,16 +247,18 @@ def get_public_note(note_id: UUID) -> Any:
 
 @blp.route("/public/notes/<uuid:note_id>/comments", methods=["GET"])
 @blp.auth(optional=True)
-@blp.response(200, CommentSchema(many=True), headers=CAPPED_LIST_HEADERS)
-def list_note_comments(note_id: UUID) -> Any:
+@blp.arguments(PageQuerySchema, location="query")
+@blp.response(200, CommentSchema(many=True), headers={**CAPPED_LIST_HEADERS, **LINK_HEADERS})
+def list_note_comments(query: dict, note_id: UUID) -> Any:
     """List a note's comments
 
-    Newest first, at most the cap; 404 when the caller may not open the note.
+    Newest first, at most the cap, or paged with `limit` and `cursor`; 404 when the
+    caller may not open the note.
     """
-    items, truncated = notes.list_comments(
-        current_viewer(), note_id, cap=_config("PUBLIC_LIST_CAP")
+    found = notes.list_comments(
+        current_viewer(), note_id, cap=_config("PUBLIC_LIST_CAP"), page=query["page"]
     )
-    return _capped(items, truncated)
+    return list_answer(found)
 
 
 @blp.route("/public/notes/<uuid:note_id>/comments", methods=["POST"])
@@ -278,14 +278,15 @@ def create_note_comment(data: dict, note_id: UUID) -> Any:
 
 @blp.route("/public/notes/<uuid:note_id>/trackables", methods=["GET"])
 @blp.auth(optional=True)
-@blp.response(200, NoteTrackableSchema(many=True), headers=CAPPED_LIST_HEADERS)
-def list_note_trackables(note_id: UUID) -> Any:
+@blp.arguments(PageQuerySchema, location="query")
+@blp.response(200, NoteTrackableSchema(many=True), headers={**CAPPED_LIST_HEADERS, **LINK_HEADERS})
+def list_note_trackables(query: dict, note_id: UUID) -> Any:
     """List a note's trackables
 
-    The trackables attached to the note, most recently attached first; 404 when the
-    caller may not open the note.
+    The trackables attached to the note, most recently attached first, at most the cap,
+    or paged with `limit` and `cursor`; 404 when the caller may not open the note.
     """
-    items, truncated = notes.list_note_trackables(
-        current_viewer(), note_id, cap=_config("PUBLIC_LIST_CAP")
+    found = notes.list_note_trackables(
+        current_viewer(), note_id, cap=_config("PUBLIC_LIST_CAP"), page=query["page"]
     )
-    return _capped(items, truncated)
+    return list_answer(found)

@@ -21,6 +21,7 @@ from app.api.base import (
     camelcase,
 )
 from app.api.links.schemas import ExternalLinkInputSchema
+from app.api.pages import PageQuerySchema, list_headers
 from app.models.category import LANGUAGE_TAG_MAX_LENGTH
 from app.models.enums import CommentPolicy, NoteVisibility
 from app.models.note import (
@@ -88,9 +89,6 @@ class NoteSchema(Schema):
     team_id = Guid(allow_none=True)
 
 
-TRUNCATED = {"X-Result-Truncated": "true"}
-
-
 @functools.lru_cache(maxsize=4)
 def _wire_keys(columns: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(camelcase(name) for name in columns)
@@ -99,11 +97,11 @@ def _wire_keys(columns: tuple[str, ...]) -> tuple[str, ...]:
 def note_list_response(found: NoteList) -> Response:
     """NoteSchema(many=True) for a service's note rows, whose ids and times are already
     text: a 500-row list must not spend its time in per-field marshmallow calls. Sets
-    `X-Result-Truncated` when a cap cut the list."""
+    `X-Result-Truncated` when a cap cut the list, `Link` when another page follows."""
     keys = _wire_keys(found.columns)
     body = orjson.dumps([dict(zip(keys, row, strict=True)) for row in found.rows])
     return current_app.response_class(
-        body, mimetype="application/json", headers=TRUNCATED if found.truncated else None
+        body, mimetype="application/json", headers=list_headers(found) or None
     )
 
 
@@ -260,6 +258,10 @@ class PersonalNotesQuerySchema(Schema):
                 }
             )
         _check_latitudes(data)
+
+
+class PagedNotesQuerySchema(PersonalNotesQuerySchema, PageQuerySchema):
+    """The personal and team note lists: optional language and window, and a page."""
 
 
 class PublicSearchQuerySchema(PersonalNotesQuerySchema):

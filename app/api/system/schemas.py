@@ -41,6 +41,9 @@ class AccountLimitSchema(Schema):
 
 class LimitsSchema(Schema):
     public_list_cap = fields.Integer()
+    page_size_max = fields.Integer(
+        metadata={"description": "The largest `limit` a paged list takes (PAGE_SIZE_MAX)."}
+    )
     nearby_default_radius_km = fields.Float()
     nearby_max_radius_km = fields.Float()
     trackables_per_group_max = fields.Integer()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.teams.routes import blp
 from app.api.teams.schemas import InviteLinkCreateSchema, InviteLinkSchema, JoinResultSchema
 from app.auth import current_viewer
@@ -14,14 +15,16 @@ from app.services import teams
 
 @blp.route("/teams/<uuid:team_id>/invite-links", methods=["GET"])
 @blp.auth()
-@blp.response(200, InviteLinkSchema(many=True))
-def list_team_invite_links(team_id: UUID) -> Any:
+@blp.arguments(PageQuerySchema, location="query")
+@blp.response(200, InviteLinkSchema(many=True), headers=LINK_HEADERS)
+def list_team_invite_links(query: dict, team_id: UUID) -> Any:
     """List a team's invite links
 
     Admins only. The links not used up yet, newest first; `inviterIsCurrentlyAdmin` false
-    marks a link that stopped working because its creator is no longer an admin.
+    marks a link that stopped working because its creator is no longer an admin. Paged
+    with `limit` and `cursor`.
     """
-    return teams.list_links(current_viewer(), team_id)
+    return list_answer(teams.list_links(current_viewer(), team_id, page=query["page"]))
 
 
 @blp.route("/teams/<uuid:team_id>/invite-links", methods=["POST"])

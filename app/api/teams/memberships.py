@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.teams.routes import blp
 from app.api.teams.schemas import InviteSchema, MembershipSchema
 from app.auth import current_viewer
@@ -18,14 +19,15 @@ STATE_CONFLICT = "CONFLICT"
 
 @blp.route("/teams/<uuid:team_id>/memberships", methods=["GET"])
 @blp.auth()
-@blp.response(200, MembershipSchema(many=True))
-def list_team_memberships(team_id: UUID) -> Any:
+@blp.arguments(PageQuerySchema, location="query")
+@blp.response(200, MembershipSchema(many=True), headers=LINK_HEADERS)
+def list_team_memberships(query: dict, team_id: UUID) -> Any:
     """List a team's memberships
 
     Members see the active members; admins also the pending invitations and requests.
-    404 for anyone who is not an active member.
+    404 for anyone who is not an active member. Paged with `limit` and `cursor`.
     """
-    return teams.list_memberships(current_viewer(), team_id)
+    return list_answer(teams.list_memberships(current_viewer(), team_id, page=query["page"]))
 
 
 @blp.route("/teams/<uuid:team_id>/memberships/request", methods=["POST"])

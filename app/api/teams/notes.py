@@ -22,8 +22,9 @@ from app.api.notes.schemas import (
     NoteCreateSchema,
     NoteMoveSchema,
     NoteSchema,
-    PersonalNotesQuerySchema,
+    PagedNotesQuerySchema,
 )
+from app.api.pages import LINK_HEADERS
 from app.api.scopes import team_scope
 from app.api.teams.routes import blp
 from app.auth import current_viewer
@@ -33,14 +34,14 @@ from app.services import teams
 
 @blp.route("/teams/<uuid:team_id>/notes", methods=["GET"])
 @blp.auth()
-@blp.arguments(PersonalNotesQuerySchema, location="query")
-@blp.response(200, NoteSchema(many=True))
+@blp.arguments(PagedNotesQuerySchema, location="query")
+@blp.response(200, NoteSchema(many=True), headers=LINK_HEADERS)
 def list_team_notes(query: dict, team_id: UUID) -> Response:
     """List a team's notes
 
     Active members only (404 for others). Every live note of the team, whatever its
     visibility, most recent activity first; optionally one `contentLanguage` and a map
-    window (all four bounds). Not capped.
+    window (all four bounds). Not capped; paged with `limit` and `cursor`.
     """
     return list_notes_in(team_scope(team_id), query)
 

@@ -10,6 +10,7 @@ from flask import current_app
 
 from app.api.base import Blueprint
 from app.api.mobile import require_supported_mobile_version
+from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.teams.schemas import TeamCreateSchema, TeamSchema, TeamSettingsSchema
 from app.auth import current_viewer
 from app.extensions import db
@@ -22,14 +23,16 @@ blp.before_request(require_supported_mobile_version)
 
 @blp.route("/teams", methods=["GET"])
 @blp.auth()
-@blp.response(200, TeamSchema(many=True))
-def list_my_teams() -> Any:
+@blp.arguments(PageQuerySchema, location="query")
+@blp.response(200, TeamSchema(many=True), headers=LINK_HEADERS)
+def list_my_teams(query: dict) -> Any:
     """List my teams
 
     Every team the caller has a record with: memberships (`role` `Admin` or `Member`),
-    pending invitations and pending requests (`membershipStatus`), by title.
+    pending invitations and pending requests (`membershipStatus`), by title. Paged with
+    `limit` and `cursor`.
     """
-    return teams.list_my_teams(current_viewer())
+    return list_answer(teams.list_my_teams(current_viewer(), page=query["page"]))
 
 
 @blp.route("/teams", methods=["POST"])

@@ -11,6 +11,7 @@ from flask import current_app
 from marshmallow import fields, validate
 
 from app.api.base import Guid, ProblemSchema, Refuses, Schema, UtcDateTime
+from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.trackables.cookies import guess_client, keeping_counted_misses
 from app.api.trackables.lookup import CODE_MAX_LENGTH, TrimmedString
 from app.api.trackables.reads import CAPPED_LIST_HEADERS
@@ -149,19 +150,24 @@ def credential(data: dict[str, Any]) -> trackables.Credential:
 
 @blp.route("/trackables/<uuid:trackable_id>/comments", methods=["GET"])
 @blp.auth(optional=True)
-@blp.response(200, TrackableCommentSchema(many=True), headers=CAPPED_LIST_HEADERS)
-def list_trackable_comments(trackable_id: UUID) -> Any:
+@blp.arguments(PageQuerySchema, location="query")
+@blp.response(
+    200, TrackableCommentSchema(many=True), headers={**CAPPED_LIST_HEADERS, **LINK_HEADERS}
+)
+def list_trackable_comments(query: dict, trackable_id: UUID) -> Any:
     """List a trackable's comments
 
-    Newest first, at most the cap (500); `X-Result-Truncated: true` when cut. 404
-    `trackable_not_found` when the caller may not see the trackable.
+    Newest first, at most the cap (500), `X-Result-Truncated: true` when cut; or paged
+    with `limit` and `cursor`. 404 `trackable_not_found` when the caller may not see the
+    trackable.
     """
     found = trackables.list_comments(
-        current_viewer(), trackable_id, cap=current_app.config["PUBLIC_LIST_CAP"]
+        current_viewer(),
+        trackable_id,
+        cap=current_app.config["PUBLIC_LIST_CAP"],
+        page=query["page"],
     )
-    if found.truncated:
-        return found.items, 200, {"X-Result-Truncated": "true"}
-    return found.items
+    return list_answer(found)
 
 
 @blp.route("/trackables/<uuid:trackable_id>/comments", methods=["POST"])

@@ -12,6 +12,7 @@ from marshmallow import fields, validate
 
 from app.api.base import Guid, Schema, UtcDateTime
 from app.api.notes.schemas import NoteCreateSchema, NoteSchema
+from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.trackables.comments import ActivityWriteSchema, credential, reused_tag_response
 from app.api.trackables.cookies import keeping_counted_misses
 from app.api.trackables.routes import blp
@@ -97,14 +98,15 @@ class StopNoteSchema(NoteCreateSchema):
 
 @blp.route("/trackables/<uuid:trackable_id>/journey", methods=["GET"])
 @blp.auth(optional=True)
-@blp.response(200, JourneyStopSchema(many=True))
-def get_trackable_journey(trackable_id: UUID) -> Any:
+@blp.arguments(PageQuerySchema, location="query")
+@blp.response(200, JourneyStopSchema(many=True), headers=LINK_HEADERS)
+def get_trackable_journey(query: dict, trackable_id: UUID) -> Any:
     """Get a trackable's journey
 
-    Every stop, oldest first. 404 `trackable_not_found` when the caller may not see the
-    trackable.
+    Every stop, oldest first; paged with `limit` and `cursor`. 404 `trackable_not_found`
+    when the caller may not see the trackable.
     """
-    return trackables.get_journey(current_viewer(), trackable_id)
+    return list_answer(trackables.get_journey(current_viewer(), trackable_id, page=query["page"]))
 
 
 @blp.route("/trackables/<uuid:trackable_id>/journey-stops", methods=["POST"])

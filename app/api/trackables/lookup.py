@@ -15,6 +15,7 @@ from flask import current_app, request
 from marshmallow import fields, post_dump, validate
 
 from app.api.base import NOT_BLANK_PATTERN, Guid, Refuses, Schema, UtcDateTime
+from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.trackables.cookies import (
     client_id_for_session,
     current_client_key,
@@ -300,14 +301,15 @@ def lookup_trackable_by_query(query: dict) -> Any:
 
 @blp.route("/trackables/active", methods=["GET"])
 @blp.auth(optional=True)
-@blp.response(200, ActiveSessionSchema(many=True))
-def list_active_sessions() -> Any:
+@blp.arguments(PageQuerySchema, location="query")
+@blp.response(200, ActiveSessionSchema(many=True), headers=LINK_HEADERS)
+def list_active_sessions(query: dict) -> Any:
     """List this client's active sessions
 
     The trackables this client opened with a secret code or QR token (its access cookie),
-    the latest first; empty without one.
+    the latest first; empty without one. Paged with `limit` and `cursor`.
     """
-    return trackables.list_active(current_client_key())
+    return list_answer(trackables.list_active(current_client_key(), page=query["page"]))
 
 
 @blp.route("/trackables/active/<uuid:trackable_id>", methods=["GET"])

@@ -8,6 +8,7 @@ from uuid import UUID
 
 from flask import current_app
 
+from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.trackables.routes import blp
 from app.api.trackables.schemas import (
     MyTrackableSchema,
@@ -46,15 +47,16 @@ def list_public_trackables(query: dict) -> Any:
 
 @blp.route("/trackables/mine", methods=["GET"])
 @blp.auth()
-@blp.response(200, MyTrackableSchema(many=True))
-def list_my_trackables() -> Any:
+@blp.arguments(PageQuerySchema, location="query")
+@blp.response(200, MyTrackableSchema(many=True), headers=LINK_HEADERS)
+def list_my_trackables(query: dict) -> Any:
     """List my trackables
 
     The trackables the caller manages (created and not yet activated, activated, or
     administered through a team) and the ones they unlocked, each with its `relation`,
-    most recent activity first. Not capped.
+    most recent activity first. Not capped; paged with `limit` and `cursor`.
     """
-    return trackables.my_trackables(current_viewer())
+    return list_answer(trackables.my_trackables(current_viewer(), page=query["page"]))
 
 
 @blp.route("/trackables/<uuid:trackable_id>", methods=["GET"])

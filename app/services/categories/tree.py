@@ -30,6 +30,7 @@ from app.models.user import User
 from app.platform.database import lock_for_write
 from app.policies import categories as category_policy
 from app.services.shared.account_deletion import DeletionCounts
+from app.services.shared.pages import Key, Listing, Page, page_of
 
 
 def canonical_language(tag: str) -> str:
@@ -58,8 +59,12 @@ def lock_tree(scope: OwnerScope) -> None:
     lock_for_write(db.session, f"category-tree:{scope.user_id}:{scope.team_id}")
 
 
+def _sort_key(category: Category) -> Key:
+    return (category.content_language, category.name.casefold(), str(category.id))
+
+
 def _ordered(categories: list[Category]) -> list[Category]:
-    return sorted(categories, key=lambda c: (c.content_language, c.name.casefold(), str(c.id)))
+    return sorted(categories, key=_sort_key)
 
 
 def get_category(scope: OwnerScope, category_id: uuid.UUID) -> Category:
@@ -81,9 +86,18 @@ def _referenced(scope: OwnerScope, category_id: uuid.UUID, field: str) -> Catego
 
 
 def list_categories(
-    viewer: Viewer, scope: OwnerScope, content_language: str | None = None
-) -> list[Category]:
-    """Every live category of the scope, by language then name."""
+    viewer: Viewer,
+    scope: OwnerScope,
+    content_language: str | None = None,
+    *,
+    page: Page | None = None,
+) -> Listing[Category]:
+    """Every live category of the scope, by language then name (case-folded, which SQL
+    cannot say alike on both databases: sorted here); all of them or one `page`."""
+    return page_of(_categories(viewer, scope, content_language), _sort_key, page)
+
+
+def _categories(viewer: Viewer, scope: OwnerScope, content_language: str | None) -> list[Category]:
     category_policy.require_scope(viewer, scope)
     query = _live(scope)
     if content_language:
@@ -103,7 +117,7 @@ def _node(category: Category, counts: Counter[uuid.UUID]) -> dict[str, Any]:
 
 def tree(viewer: Viewer, scope: OwnerScope, content_language: str | None = None) -> list[dict]:
     """The whole forest, nested: root nodes with `children`, recursively."""
-    categories = list_categories(viewer, scope, content_language)
+    categories = _categories(viewer, scope, content_language)
     counts = Counter(c.parent_category_id for c in categories if c.parent_category_id)
     nodes = {c.id: {**_node(c, counts), "children": []} for c in categories}
     roots: list[dict] = []
@@ -115,7 +129,7 @@ def tree(viewer: Viewer, scope: OwnerScope, content_language: str | None = None)
 
 def sections(viewer: Viewer, scope: OwnerScope, content_language: str | None = None) -> list[dict]:
     """One section per content language: its root categories with their child counts."""
-    categories = list_categories(viewer, scope, content_language)
+    categories = _categories(viewer, scope, content_language)
     counts = Counter(c.parent_category_id for c in categories if c.parent_category_id)
     result: dict[str, list[dict]] = {}
     for category in categories:

@@ -24,6 +24,7 @@ from app.models.compliance import ContentReport, ContentType, PageType, ReportSt
 from app.models.user import User
 from app.policies import reports as policy
 from app.services.compliance.references import review_url
+from app.services.shared.pages import Listing, Order, Page, read_list
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,9 @@ class FiledReport:
     created: bool
 
 
-@dataclass(frozen=True)
-class ReportList:
-    items: list[ReportView]
-    truncated: bool
+ReportList = Listing[ReportView]
+# Newest first, ties by id (both lists).
+ORDER = Order(ContentReport.created_utc.desc(), ContentReport.id)
 
 
 def client_key(viewer: Viewer, client_ip: str, config: Mapping[str, Any]) -> str:
@@ -148,15 +148,15 @@ def get_report(viewer: Viewer, report_id: uuid.UUID) -> ReportView:
     return view_of(viewer, policy.get_visible(viewer, report_id))
 
 
-def my_reports(viewer: Viewer) -> list[ReportView]:
-    """The caller's reports, newest first (their own data: not capped)."""
+def my_reports(viewer: Viewer, *, page: Page | None = None) -> ReportList:
+    """The caller's reports, newest first (their own data: not capped), or one `page`."""
     query = (
         select(ContentReport)
         .where(ContentReport.reporter_user_id == viewer.account.id)
         .options(selectinload(ContentReport.reporter), selectinload(ContentReport.reviewer))
-        .order_by(ContentReport.created_utc.desc(), ContentReport.id)
     )
-    return [view_of(viewer, report) for report in db.session.scalars(query)]
+    found = read_list(query, ORDER, page=page, scalars=True)
+    return found.with_items([view_of(viewer, report) for report in found.items])
 
 
 def list_reports(
@@ -166,8 +166,10 @@ def list_reports(
     status: int | None = None,
     page_type: int | None = None,
     include_untracked_errors: bool = False,
+    page: Page | None = None,
 ) -> ReportList:
-    """Every report for review, newest first, at most `cap` (super-admins; 403 otherwise).
+    """Every report for review, newest first, at most `cap` or one `page` (super-admins;
+    403 otherwise).
 
     Tracked system errors join the workflow only when their sender asked to track them
     (contract: Content report); `include_untracked_errors` lists the others too.
@@ -183,13 +185,11 @@ def list_reports(
             (ContentReport.page_type != PageType.SYSTEM_ERROR)
             | ContentReport.track_in_support_tickets.is_(True)
         )
-    query = (
-        query.options(selectinload(ContentReport.reporter), selectinload(ContentReport.reviewer))
-        .order_by(ContentReport.created_utc.desc(), ContentReport.id)
-        .limit(cap + 1)
+    query = query.options(
+        selectinload(ContentReport.reporter), selectinload(ContentReport.reviewer)
     )
-    found = list(db.session.scalars(query))
-    return ReportList([view_of(viewer, report) for report in found[:cap]], len(found) > cap)
+    found = read_list(query, ORDER, page=page, cap=cap, scalars=True)
+    return found.with_items([view_of(viewer, report) for report in found.items])
 
 
 def review_report(

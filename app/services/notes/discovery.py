@@ -31,6 +31,7 @@ from app.platform.database import PreparedStatement, cursor_alone, prepared, pre
 from app.policies import notes as note_policy
 from app.services.categories import canonical_language
 from app.services.shared.areas import Area, circle_clause, window_clause
+from app.services.shared.pages import Key, Order
 
 # --- note records straight from SQL ------------------------------------------------------
 #
@@ -116,19 +117,24 @@ def note_rows(viewer: Viewer) -> Select[Any]:
 
 @dataclass
 class NoteList:
-    """Note records as plain rows (fields named by `columns`), and whether a cap cut the
-    list."""
+    """Note records as plain rows (fields named by `columns`), whether a cap cut the
+    list, and on a page that is not the last the key the next one starts after
+    (services.shared.pages)."""
 
     rows: list[Sequence[Any]]
     truncated: bool = False
     columns: tuple[str, ...] = NOTE_RECORD_FIELDS
+    next_after: Key | None = None
 
 
 SelectT = TypeVar("SelectT", bound=Select)
 
+# Most recent activity first, ties by id: every note list's order.
+ACTIVITY = Order(Note.last_activity_utc.desc(), Note.id.desc())
+
 
 def by_activity(query: SelectT) -> SelectT:
-    return query.order_by(Note.last_activity_utc.desc(), Note.id.desc())
+    return query.order_by(*ACTIVITY.clauses)
 
 
 def capped_statement(

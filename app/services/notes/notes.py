@@ -29,10 +29,11 @@ from app.platform.database import lock_rows
 from app.policies import categories as category_policy
 from app.policies import notes as note_policy
 from app.services import categories
-from app.services.notes.discovery import NoteList, by_activity, note_rows
+from app.services.notes.discovery import ACTIVITY, NoteList, note_rows
 from app.services.shared import links
 from app.services.shared.account_deletion import DeletionCounts
 from app.services.shared.areas import Area
+from app.services.shared.pages import Listing, Order, Page, read_list
 
 
 def _checked_position(latitude: float | None, longitude: float | None) -> None:
@@ -198,9 +199,11 @@ def list_notes(
     *,
     content_language: str | None = None,
     area: Area | None = None,
+    page: Page | None = None,
 ) -> NoteList:
     """The scope's live notes, most recent activity first (not capped: they are the
-    caller's own), optionally in one language and one window."""
+    caller's own), optionally in one language and one window; all of them, or one
+    `page`."""
     category_policy.require_scope(viewer, scope)
     query = note_rows(viewer).where(scope.where(Note), Note.is_deleted.is_(False))
     if content_language:
@@ -210,7 +213,8 @@ def list_notes(
     if area is not None:
         query = query.where(area.where())
         params = area.params()
-    return NoteList(list(db.session.execute(by_activity(query), params).all()))
+    found = read_list(query, ACTIVITY, page=page, params=params)
+    return NoteList(found.items, next_after=found.next_after)
 
 
 # --- note pages: comments and trackables -------------------------------------------------
@@ -235,20 +239,16 @@ def get_note(viewer: Viewer, note_id: uuid.UUID) -> NoteView:
     return NoteView(note, note.client_mutation_id if in_workspace else None)
 
 
+COMMENT_ORDER = Order(NoteComment.created_utc.desc(), NoteComment.id.desc())
+
+
 def list_comments(
-    viewer: Viewer, note_id: uuid.UUID, *, cap: int
-) -> tuple[list[NoteComment], bool]:
-    """The note's comments, newest first, capped like every public list."""
+    viewer: Viewer, note_id: uuid.UUID, *, cap: int, page: Page | None = None
+) -> Listing[NoteComment]:
+    """The note's comments, newest first: capped like every public list, or one `page`."""
     note = note_policy.get_visible(viewer, note_id)
-    found = list(
-        db.session.scalars(
-            select(NoteComment)
-            .where(NoteComment.note_id == note.id)
-            .order_by(NoteComment.created_utc.desc(), NoteComment.id.desc())
-            .limit(cap + 1)
-        )
-    )
-    return found[:cap], len(found) > cap
+    query = select(NoteComment).where(NoteComment.note_id == note.id)
+    return read_list(query, COMMENT_ORDER, page=page, cap=cap, scalars=True)
 
 
 def add_comment(viewer: Viewer, note_id: uuid.UUID, *, body: str) -> NoteComment:
@@ -265,10 +265,16 @@ def add_comment(viewer: Viewer, note_id: uuid.UUID, *, body: str) -> NoteComment
     return comment
 
 
-def list_note_trackables(viewer: Viewer, note_id: uuid.UUID, *, cap: int) -> tuple[list, bool]:
-    """Trackables attached to a note the viewer can open, most recently attached first."""
+ATTACHED_ORDER = Order(note_trackables.c.attached_utc.desc(), Trackable.id)
+
+
+def list_note_trackables(
+    viewer: Viewer, note_id: uuid.UUID, *, cap: int, page: Page | None = None
+) -> Listing[Any]:
+    """Trackables attached to a note the viewer can open, most recently attached first:
+    capped, or one `page`."""
     note = note_policy.get_visible(viewer, note_id)
-    rows = db.session.execute(
+    query = (
         select(
             Trackable.id,
             Trackable.public_code,
@@ -278,10 +284,8 @@ def list_note_trackables(viewer: Viewer, note_id: uuid.UUID, *, cap: int) -> tup
         )
         .join(note_trackables, note_trackables.c.trackable_id == Trackable.id)
         .where(note_trackables.c.note_id == note.id)
-        .order_by(note_trackables.c.attached_utc.desc(), Trackable.id)
-        .limit(cap + 1)
-    ).all()
-    return list(rows[:cap]), len(rows) > cap
+    )
+    return read_list(query, ATTACHED_ORDER, page=page, cap=cap)
 
 
 def attach_trackable(note: Note, trackable: Trackable) -> None:

@@ -92,6 +92,7 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
     """Caps and budgets clients may plan around (decisions: Lists, Trackable codes)."""
     return {
         "public_list_cap": config["PUBLIC_LIST_CAP"],
+        "page_size_max": config["PAGE_SIZE_MAX"],
         "nearby_default_radius_km": config["NEARBY_RADIUS_KM"],
         "nearby_max_radius_km": config["NEARBY_MAX_RADIUS_KM"],
         "trackables_per_group_max": config["TRACKABLES_PER_GROUP_MAX"],

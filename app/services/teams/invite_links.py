@@ -36,6 +36,7 @@ from app.models.team import (
     team_slug,
 )
 from app.policies import teams as team_policy
+from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.teams import memberships
 
 
@@ -85,15 +86,20 @@ def _views(viewer: Viewer, team: Team, links: Iterable[TeamInviteLink]) -> list[
     ]
 
 
-def list_links(viewer: Viewer, team_id: uuid.UUID) -> list[InviteLinkView]:
-    """The team's links that have not been used up, newest first (admins)."""
+LIST_ORDER = Order(TeamInviteLink.created_utc.desc(), TeamInviteLink.id)
+
+
+def list_links(
+    viewer: Viewer, team_id: uuid.UUID, *, page: Page | None = None
+) -> Listing[InviteLinkView]:
+    """The team's links that have not been used up, newest first (admins): all of them,
+    or one `page`."""
     team = team_policy.require_admin(viewer, team_id)
-    links = db.session.scalars(
-        select(TeamInviteLink)
-        .where(TeamInviteLink.team_id == team_id, TeamInviteLink.used_utc.is_(None))
-        .order_by(TeamInviteLink.created_utc.desc(), TeamInviteLink.id)
+    query = select(TeamInviteLink).where(
+        TeamInviteLink.team_id == team_id, TeamInviteLink.used_utc.is_(None)
     )
-    return _views(viewer, team, links)
+    found = read_list(query, LIST_ORDER, page=page, scalars=True)
+    return found.with_items(_views(viewer, team, found.items))
 
 
 def create_link(viewer: Viewer, team_id: uuid.UUID, *, is_single_use: bool) -> InviteLinkView:

@@ -42,6 +42,7 @@ from app.platform.database import lock_for_write
 from app.policies import teams as team_policy
 from app.services.shared import sync_log
 from app.services.shared.account_deletion import DeletionCounts
+from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.teams import teams
 
 Operation = Literal[
@@ -248,16 +249,23 @@ STATUS_ORDER = case(
 )
 
 
-def list_memberships(viewer: Viewer, team_id: uuid.UUID) -> list[MembershipRecord]:
-    """Members see the team's members; admins also its requests and invitations."""
+# The membership id settles ties (there are none today: one record per user and team).
+LIST_ORDER = Order(STATUS_ORDER, TeamMembership.is_admin.desc(), User.user_name, TeamMembership.id)
+
+
+def list_memberships(
+    viewer: Viewer, team_id: uuid.UUID, *, page: Page | None = None
+) -> Listing[MembershipRecord]:
+    """Members see the team's members; admins also its requests and invitations. All of
+    them, or one `page`."""
     team_policy.require_member(viewer, team_id)
-    found = db.session.scalars(
+    query = (
         select(TeamMembership)
         .join(User, User.id == TeamMembership.user_id)
         .where(team_policy.visible_memberships_filter(viewer, team_id))
-        .order_by(STATUS_ORDER, TeamMembership.is_admin.desc(), User.user_name)
     )
-    return [MembershipRecord.of(membership) for membership in found]
+    found = read_list(query, LIST_ORDER, page=page, scalars=True)
+    return found.with_items([MembershipRecord.of(membership) for membership in found.items])
 
 
 # --- account deletion --------------------------------------------------------------------

@@ -49,6 +49,7 @@ from app.services import categories, notes
 from app.services.identity import RESERVED_USER_NAMES
 from app.services.shared import links, sync_log
 from app.services.shared.areas import Area
+from app.services.shared.pages import Key, Listing, Page, page_of
 
 NAME_TAKEN = "A team with this name already exists."
 
@@ -139,8 +140,14 @@ def team_views(pairs: Iterable[tuple[Team, TeamMembership | None]]) -> list[Team
     ]
 
 
-def list_my_teams(viewer: Viewer) -> list[TeamView]:
-    """The caller's teams: memberships, invitations and requests, by title."""
+def _by_title(row: Any) -> Key:
+    return (row[0].title.casefold(), str(row[0].id))
+
+
+def list_my_teams(viewer: Viewer, *, page: Page | None = None) -> Listing[TeamView]:
+    """The caller's teams: memberships, invitations and requests, by title (case-folded,
+    which SQL cannot say alike on both databases: sorted here); all of them or one
+    `page`."""
     user_id = viewer.account.id
     rows = list(
         db.session.execute(
@@ -149,8 +156,9 @@ def list_my_teams(viewer: Viewer) -> list[TeamView]:
             .where(TeamMembership.user_id == user_id)
         ).all()
     )
-    rows.sort(key=lambda row: (row[0].title.casefold(), str(row[0].id)))
-    return team_views((team, membership) for team, membership in rows)
+    rows.sort(key=_by_title)
+    found = page_of(rows, _by_title, page)
+    return found.with_items(team_views((team, membership) for team, membership in found.items))
 
 
 # --- create, settings, delete ------------------------------------------------------------

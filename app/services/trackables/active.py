@@ -26,6 +26,7 @@ from app.extensions import db
 from app.models.team import Team
 from app.models.trackable import Trackable, TrackableAccessSession, TrackableGroup
 from app.policies import trackables as policy
+from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.trackables.sessions import end_session, find_session
 
 
@@ -100,17 +101,22 @@ def _item(session: TrackableAccessSession, trackable: Trackable) -> ActiveItem:
     return ActiveItem(trackable, session.status_message, session.created_utc)
 
 
-def list_active(client: str | None) -> list[ActiveItem]:
-    """This client's sessions, the latest unlocked first."""
+# Latest unlocked first; a client holds one session per trackable, and public codes are
+# unique, so the code settles ties.
+ORDER = Order(TrackableAccessSession.created_utc.desc(), Trackable.public_code)
+
+
+def list_active(client: str | None, *, page: Page | None = None) -> Listing[ActiveItem]:
+    """This client's sessions, the latest unlocked first: all of them, or one `page`."""
     if client is None:
-        return []
-    rows = db.session.execute(
+        return Listing([])
+    query = (
         select(TrackableAccessSession, Trackable)
         .join(Trackable, Trackable.id == TrackableAccessSession.trackable_id)
         .where(TrackableAccessSession.client_key == client)
-        .order_by(TrackableAccessSession.created_utc.desc(), Trackable.public_code)
-    ).all()
-    return [_item(session, trackable) for session, trackable in rows]
+    )
+    found = read_list(query, ORDER, page=page)
+    return found.with_items([_item(session, trackable) for session, trackable in found.items])
 
 
 def active_landing(viewer: Viewer, trackable_id: uuid.UUID, client: str | None) -> ActiveLanding:

@@ -29,6 +29,7 @@ from app.extensions import db
 from app.models.base import utcnow
 from app.models.trackable import Trackable, TrackableComment
 from app.policies import trackables as policy
+from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.trackables.possession import Credential, check_observed, writable, write_once
 
 ANONYMOUS_NAME = "Anonymous finder"
@@ -51,10 +52,8 @@ class CommentView:
     can_delete: bool
 
 
-@dataclass(frozen=True)
-class CommentList:
-    items: list[CommentView]
-    truncated: bool
+CommentList = Listing[CommentView]
+ORDER = Order(TrackableComment.created_utc.desc(), TrackableComment.id.desc())
 
 
 def comment_view(viewer: Viewer, trackable: Trackable, comment: TrackableComment) -> CommentView:
@@ -74,19 +73,15 @@ def comment_view(viewer: Viewer, trackable: Trackable, comment: TrackableComment
     )
 
 
-def list_comments(viewer: Viewer, trackable_id: uuid.UUID, *, cap: int) -> CommentList:
-    """The comments of a trackable the viewer may see, newest first, at most `cap`."""
+def list_comments(
+    viewer: Viewer, trackable_id: uuid.UUID, *, cap: int, page: Page | None = None
+) -> CommentList:
+    """The comments of a trackable the viewer may see, newest first: at most `cap`, or
+    one `page`."""
     trackable = policy.get_visible(viewer, trackable_id)
-    found = list(
-        db.session.scalars(
-            select(TrackableComment)
-            .where(TrackableComment.trackable_id == trackable.id)
-            .order_by(TrackableComment.created_utc.desc(), TrackableComment.id.desc())
-            .limit(cap + 1)
-        )
-    )
-    views = [comment_view(viewer, trackable, comment) for comment in found[:cap]]
-    return CommentList(views, truncated=len(found) > cap)
+    query = select(TrackableComment).where(TrackableComment.trackable_id == trackable.id)
+    found = read_list(query, ORDER, page=page, cap=cap, scalars=True)
+    return found.with_items([comment_view(viewer, trackable, one) for one in found.items])
 
 
 def add_comment(

@@ -31,6 +31,7 @@ from app.models.team import Team
 from app.models.trackable import Trackable, TrackableGroup, TrackableVisibility
 from app.models.user import User
 from app.policies import trackables as policy
+from app.services.shared.pages import Listing, Order, Page, read_list
 
 CODE_PARAMETER = "trackableCode"
 
@@ -69,10 +70,7 @@ class TrackableView:
     relation: TrackableRelation | None = None
 
 
-@dataclass(frozen=True)
-class TrackableList:
-    items: list[TrackableView]
-    truncated: bool = False
+TrackableList = Listing[TrackableView]
 
 
 def link_with_code(url: str, public_code: str) -> str:
@@ -166,8 +164,7 @@ def trackable_view(viewer: Viewer, trackable: Trackable) -> TrackableView:
     return trackable_views(viewer, [trackable])[0]
 
 
-def _newest_first() -> tuple:
-    return (Trackable.last_activity_utc.desc(), Trackable.id.desc())
+NEWEST_FIRST = Order(Trackable.last_activity_utc.desc(), Trackable.id.desc())
 
 
 def get_trackable(viewer: Viewer, trackable_id: uuid.UUID) -> TrackableView:
@@ -182,7 +179,7 @@ def public_trackables(viewer: Viewer, *, cap: int) -> TrackableList:
             select(Trackable)
             .where(policy.public_list_filter())
             .options(selectinload(Trackable.group))
-            .order_by(*_newest_first())
+            .order_by(*NEWEST_FIRST.clauses)
             .limit(cap + 1)
         )
     )
@@ -202,21 +199,20 @@ def relation_of(viewer: Viewer, trackable: Trackable) -> TrackableRelation | Non
     return None
 
 
-def my_trackables(viewer: Viewer) -> list[TrackableView]:
+def my_trackables(viewer: Viewer, *, page: Page | None = None) -> Listing[TrackableView]:
     """What the caller manages (created and unactivated, activated, administered through
-    a team) and what they unlocked, each with its relation; most recent activity first."""
+    a team) and what they unlocked, each with its relation; most recent activity first,
+    all of them or one `page`."""
     grants = [policy.manage_filter(viewer)]
     if viewer.unlocked_trackable_ids:
         grants.append(Trackable.id.in_(list(viewer.unlocked_trackable_ids)))
-    found = list(
-        db.session.scalars(
-            select(Trackable)
-            .where(or_(*grants))
-            .options(selectinload(Trackable.group))
-            .order_by(*_newest_first())
-        )
+    query = select(Trackable).where(or_(*grants)).options(selectinload(Trackable.group))
+    found = read_list(query, NEWEST_FIRST, page=page, scalars=True)
+    return found.with_items(
+        [
+            replace(view, relation=relation_of(viewer, trackable))
+            for trackable, view in zip(
+                found.items, trackable_views(viewer, found.items), strict=True
+            )
+        ]
     )
-    return [
-        replace(view, relation=relation_of(viewer, trackable))
-        for trackable, view in zip(found, trackable_views(viewer, found), strict=True)
-    ]

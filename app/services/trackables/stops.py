@@ -37,6 +37,7 @@ from app.models.user import User
 from app.policies import notes as note_policy
 from app.policies import trackables as policy
 from app.services import notes
+from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.trackables.journey import GRID_DECIMALS, record_stop, snap
 from app.services.trackables.possession import Credential, check_observed, writable, write_once
 
@@ -75,17 +76,18 @@ class StopView:
     current_notes_at_coordinate: list[NoteAtPoint]
 
 
-def get_journey(viewer: Viewer, trackable_id: uuid.UUID) -> list[StopView]:
-    """The journey of a trackable the viewer may see, oldest stop first."""
+JOURNEY_ORDER = Order(JourneyStop.associated_utc, JourneyStop.id)
+
+
+def get_journey(
+    viewer: Viewer, trackable_id: uuid.UUID, *, page: Page | None = None
+) -> Listing[StopView]:
+    """The journey of a trackable the viewer may see, oldest stop first: whole, or one
+    `page`."""
     trackable = policy.get_visible(viewer, trackable_id)
-    stops = list(
-        db.session.scalars(
-            select(JourneyStop)
-            .where(JourneyStop.trackable_id == trackable.id)
-            .order_by(JourneyStop.associated_utc, JourneyStop.id)
-        )
-    )
-    return stop_views(viewer, trackable, stops)
+    query = select(JourneyStop).where(JourneyStop.trackable_id == trackable.id)
+    found = read_list(query, JOURNEY_ORDER, page=page, scalars=True)
+    return found.with_items(stop_views(viewer, trackable, found.items))
 
 
 def stop_views(

@@ -116,12 +116,13 @@ LANDING = {"trackableId", "activationRequired", "isGrouped", "activationContexts
 ONE = "/api/trackables/{trackableId}"
 GROUP_WATCH = "/api/trackables/groups/{trackableGroupId}/watch"
 ACTIVE_ONE = "/api/trackables/active/{trackableId}"
+PAGED = {"limit", "cursor"}  # beyond the contract: docs/contract-notes.md, Pagination
 
 # (method, path, access, request body fields or None, query parameters, response fields
 # or None when the contract shows no payload)
 ROUTES = [
     ("get", "/api/trackables/public", ANONYMOUS, None, {"contentLanguage"}, LAST_ACTIVITY),
-    ("get", "/api/trackables/mine", BEARER, None, set(), LAST_ACTIVITY),
+    ("get", "/api/trackables/mine", BEARER, None, PAGED, LAST_ACTIVITY),
     ("get", ONE, ANONYMOUS, None, set(), LAST_ACTIVITY),
     (
         "post",
@@ -141,7 +142,7 @@ ROUTES = [
     ("delete", GROUP_WATCH, BEARER, None, set(), None),
     ("post", "/api/trackables/lookup", ANONYMOUS, {"code"}, set(), LOOKUP_RESULT),
     ("get", "/api/trackables/lookup", ANONYMOUS, None, {"code"}, LOOKUP_RESULT),
-    ("get", "/api/trackables/active", ANONYMOUS, None, set(), {"trackableId"}),
+    ("get", "/api/trackables/active", ANONYMOUS, None, PAGED, {"trackableId"}),
     ("get", ACTIVE_ONE, ANONYMOUS, None, set(), LANDING),
     ("post", f"{ACTIVE_ONE}/message", ANONYMOUS, set(), set(), None),
     ("delete", ACTIVE_ONE, ANONYMOUS, None, set(), None),

@@ -283,7 +283,7 @@ def test_delete_moves_live_notes_and_children_to_the_parent(alice, forest):
     assert notes[live.id] == walks.id
     assert notes[gone.id] == city.id  # a tombstoned note stays with its tombstoned category
     viewer, scope = _mine(alice)
-    assert city.id not in {c.id for c in categories.list_categories(viewer, scope)}
+    assert city.id not in {c.id for c in categories.list_categories(viewer, scope).items}
 
 
 def test_delete_moves_only_the_direct_children(alice, forest):
@@ -335,7 +335,7 @@ def test_deleting_a_deleted_category_is_404(alice, forest):
 def test_list_is_the_scopes_live_categories_by_language_then_name(alice, forest):
     make_category(make_user(), name="Bobs")  # another user's
     viewer, scope = _mine(alice)
-    listed = categories.list_categories(viewer, scope)
+    listed = categories.list_categories(viewer, scope).items
     assert [c.name for c in listed] == [
         "Wanderungen",
         "Animals",
@@ -349,7 +349,7 @@ def test_list_is_the_scopes_live_categories_by_language_then_name(alice, forest)
 def test_list_filters_by_the_canonical_language(alice, forest):
     make_category(alice, name="Yankee", content_language="en-US")
     viewer, scope = _mine(alice)
-    assert [c.name for c in categories.list_categories(viewer, scope, "EN-us")] == ["Yankee"]
+    assert [c.name for c in categories.list_categories(viewer, scope, "EN-us").items] == ["Yankee"]
 
 
 def test_tree_nests_the_children_by_name_with_their_counts(alice, forest):
@@ -491,7 +491,7 @@ OPERATIONS = ("list", "tree", "sections", "children", "create", "move", "delete"
 
 def _use(viewer: Any, scope: OwnerScope, category_id: uuid.UUID, operation: str) -> Any:
     if operation == "list":
-        return categories.list_categories(viewer, scope)
+        return categories.list_categories(viewer, scope).items
     if operation == "tree":
         return categories.tree(viewer, scope)
     if operation == "sections":

@@ -489,7 +489,7 @@ def crowd(app):
 
 def test_admins_list_members_with_admins_leading_then_invitations_then_requests(crowd):
     team_id, users = crowd
-    listed = teams.list_memberships(build_viewer(users["carl"]), team_id)
+    listed = teams.list_memberships(build_viewer(users["carl"]), team_id).items
     assert [record.user_name for record in listed] == [
         "bob",
         "carl",
@@ -505,7 +505,7 @@ def test_admins_list_members_with_admins_leading_then_invitations_then_requests(
 
 def test_members_list_only_the_active_members(crowd):
     team_id, users = crowd
-    listed = teams.list_memberships(build_viewer(users["anna"]), team_id)
+    listed = teams.list_memberships(build_viewer(users["anna"]), team_id).items
     assert [record.user_name for record in listed] == ["bob", "carl", "anna", "dora"]
     assert {record.status for record in listed} == {MembershipStatus.MEMBER}
 
