@@ -135,9 +135,10 @@ def issue_access_token(user: User) -> str:
     )
 
 
-def _bearer_problem(detail: str, error: str = "invalid_token") -> Response:
+def _bearer_problem(detail: str, *, code: str, error: str = "invalid_token") -> Response:
+    """401 with the registered `code`; `error` is RFC 6750's, for WWW-Authenticate."""
     header = f'Bearer error="{error}"' if error else "Bearer"
-    return problem(401, "Unauthorized", detail, headers={"WWW-Authenticate": header})
+    return problem(401, "Unauthorized", detail, code=code, headers={"WWW-Authenticate": header})
 
 
 def _load_token_user(payload: Mapping[str, Any]) -> User | None:
@@ -207,7 +208,7 @@ def _account_under_lock(connection: Any) -> None:
         return
     g.account_checked_for_write = True
     if connection.execute(select(User.id).where(User.id == key)).first() is None:
-        gone = Unauthorized("The bearer token's account no longer exists.")
+        gone = Unauthorized("The bearer token's account no longer exists.", code="account_deleted")
         gone.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
         raise gone
 
@@ -250,7 +251,7 @@ def answer_if_account_gone(error: Exception) -> Response | None:
     db.session.rollback()
     if db.session.get(User, user_id) is not None:
         return None
-    return _bearer_problem("The bearer token's account no longer exists.")
+    return _bearer_problem("The bearer token's account no longer exists.", code="account_deleted")
 
 
 def forget_caller() -> None:
@@ -282,28 +283,33 @@ def register_jwt(app: Flask) -> None:
 
     @jwt.unauthorized_loader
     def missing_token(reason: str) -> Response:
-        return _bearer_problem("A bearer access token is required.", error="")
+        return _bearer_problem(
+            "A bearer access token is required.", code="authentication_required", error=""
+        )
 
     @jwt.invalid_token_loader
     def invalid_token(reason: str) -> Response:
-        return _bearer_problem("The bearer token is invalid.")
+        return _bearer_problem("The bearer token is invalid.", code="invalid_token")
 
     @jwt.expired_token_loader
     def expired_token(header: dict[str, Any], payload: dict[str, Any]) -> Response:
-        return _bearer_problem("The bearer token has expired.")
+        return _bearer_problem("The bearer token has expired.", code="token_expired")
 
     @jwt.revoked_token_loader
     def revoked_token(header: dict[str, Any], payload: dict[str, Any]) -> Response:
-        return _bearer_problem("The bearer token has been revoked.")
+        return _bearer_problem("The bearer token has been revoked.", code="token_revoked")
 
     @jwt.user_lookup_error_loader
     def unknown_user(header: dict[str, Any], payload: dict[str, Any]) -> Response:
-        return _bearer_problem("The bearer token's account no longer exists.")
+        return _bearer_problem(
+            "The bearer token's account no longer exists.", code="account_deleted"
+        )
 
     @jwt.token_verification_failed_loader
     def failed_verification(header: dict[str, Any], payload: dict[str, Any]) -> Response:
-        return _bearer_problem("The bearer token is invalid.")
+        return _bearer_problem("The bearer token is invalid.", code="invalid_token")
 
     @jwt.needs_fresh_token_loader
     def needs_fresh(header: dict[str, Any], payload: dict[str, Any]) -> Response:
-        return _bearer_problem("A fresh sign-in is required.")
+        # No route asks for a fresh token; RFC 6750's invalid_token covers it.
+        return _bearer_problem("A fresh sign-in is required.", code="invalid_token")

@@ -4,6 +4,10 @@ Every error a client sees goes through `problem()`: ApiError subclasses raised b
 and policies, werkzeug's HTTP exceptions (unknown route, 405, 413, 415, 429), validation
 failures from the request parser, flask-jwt-extended's token failures and, last, any
 unexpected exception, which becomes a 500 carrying a tracked `ticketNumber`.
+
+Every problem carries a machine `code` from the registry (app.error_codes): each ApiError
+class has a default one, a raise site may name a more specific one, and a code that is
+not in the registry is refused where it is named (UnknownErrorCode).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import orjson
 from flask import Flask, Response, current_app, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from app.error_codes import code_for_status, require_code
+
 log = logging.getLogger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
@@ -26,12 +32,15 @@ def problem(
     title: str,
     detail: str = "",
     *,
+    code: str,
     headers: Mapping[str, str] | None = None,
     **fields: Any,
 ) -> Response:
-    """Build an RFC 7807 problem-details response; extra fields are added when not None."""
+    """Build an RFC 7807 problem-details response with its registered machine `code`;
+    extra fields are added when not None."""
     body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status}
     body["detail"] = detail
+    body["code"] = require_code(code)
     body.update({key: value for key, value in fields.items() if value is not None})
     response = Response(orjson.dumps(body), status=status, mimetype=PROBLEM_JSON)
     for name, value in (headers or {}).items():
@@ -40,10 +49,12 @@ def problem(
 
 
 class ApiError(Exception):
-    """A rejection a client can act on; rendered as problem details."""
+    """A rejection a client can act on; rendered as problem details. `code` names a more
+    specific registered code than the class's own."""
 
     status = 400
     title = "Bad request"
+    code = "bad_request"
 
     def __init__(
         self,
@@ -55,7 +66,7 @@ class ApiError(Exception):
     ) -> None:
         super().__init__(detail)
         self.detail = detail
-        self.code = code
+        self.code = require_code(code or type(self).code)
         self.headers = dict(headers or {})
         self.extra = extra
 
@@ -74,33 +85,51 @@ class ValidationFailed(ApiError):
     """400 with an `errors` map: field name (camelCase, dotted when nested) -> messages."""
 
     title = "Validation failed"
+    code = "validation_failed"
 
-    def __init__(self, errors: Mapping[str, list[str]], detail: str | None = None) -> None:
+    def __init__(
+        self,
+        errors: Mapping[str, list[str]],
+        detail: str | None = None,
+        *,
+        code: str | None = None,
+    ) -> None:
         fields = ", ".join(sorted(errors)) or "request"
-        super().__init__(detail or f"Invalid value for: {fields}.", errors=dict(errors))
+        super().__init__(detail or f"Invalid value for: {fields}.", code=code, errors=dict(errors))
 
 
 class Unauthorized(ApiError):
     status, title = 401, "Unauthorized"
+    code = "authentication_required"
 
-    def __init__(self, detail: str = "Authentication is required.", **extra: Any) -> None:
-        super().__init__(detail, headers={"WWW-Authenticate": "Bearer"}, **extra)
+    def __init__(
+        self,
+        detail: str = "Authentication is required.",
+        *,
+        code: str | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail, code=code, headers={"WWW-Authenticate": "Bearer"}, **extra)
 
 
 class Forbidden(ApiError):
     status, title = 403, "Forbidden"
+    code = "forbidden"
 
 
 class NotFound(ApiError):
     status, title = 404, "Not found"
+    code = "not_found"
 
 
 class Conflict(ApiError):
     status, title = 409, "Conflict"
+    code = "conflict"
 
 
 class UnsupportedMediaType(ApiError):
     status, title = 415, "Unsupported media type"
+    code = "unsupported_media_type"
 
 
 TRACKABLE_ERROR_STATUS = {
@@ -157,7 +186,7 @@ def http_exception_response(error: HTTPException) -> Response:
         detail = "The request body is larger than this server accepts" + (
             f" ({limit} bytes)." if limit is not None else "."
         )
-    return problem(status, error.name, detail, headers=headers)
+    return problem(status, error.name, detail, code=code_for_status(status), headers=headers)
 
 
 def _retry_after_seconds(error: HTTPException) -> int:
@@ -181,6 +210,7 @@ def unexpected_error_response(ticket: str) -> Response:
         500,
         "Internal server error",
         "Something went wrong on our side. Quote the ticket number when you contact support.",
+        code="internal_error",
         ticketNumber=ticket,
     )
 

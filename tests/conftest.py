@@ -216,16 +216,35 @@ def api(client: FlaskClient) -> ApiClient:
     return ApiClient(client)
 
 
+def unregistered_code(response: Any) -> str | None:
+    """Why a problem response's `code` is wrong (missing, not in the registry, or not
+    answered with this status), or None when it is right."""
+    from app.error_codes import ERROR_CODES
+
+    body = response.get_json(force=True, silent=True)
+    code = body.get("code") if isinstance(body, dict) else None
+    if code not in ERROR_CODES:
+        return f"{response.status_code} with code {code!r}, not in the registry"
+    if response.status_code not in ERROR_CODES[code].statuses:
+        return f"{response.status_code} with code {code!r}, registered for other statuses"
+    return None
+
+
 def assert_problem(response: Any, status: int, *, code: str | None = None) -> dict[str, Any]:
-    """The response is problem details with this status (and trackable `code`)."""
+    """The response is problem details with this status and a machine `code` of the
+    registry answered with this status (and exactly `code` when given)."""
+    from app.error_codes import ERROR_CODES
+
     assert response.status_code == status, response.get_data(as_text=True)
     assert response.mimetype == "application/problem+json"
     body = response.get_json(force=True)
     assert body["status"] == status
     assert body["title"]
     assert "detail" in body
+    assert body.get("code") in ERROR_CODES, body
+    assert status in ERROR_CODES[body["code"]].statuses, body
     if code is not None:
-        assert body.get("code") == code
+        assert body["code"] == code, body
     return body
 
 

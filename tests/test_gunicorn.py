@@ -41,15 +41,22 @@ def exchange(port: int, raw: bytes) -> tuple[int, dict[str, str], bytes]:
     return int(lines[0].split()[1]), headers, body
 
 
-def assert_problem(answer: tuple[int, dict[str, str], bytes], status: int) -> dict:
-    code, headers, body = answer
-    assert code == status, body
+def assert_problem(
+    answer: tuple[int, dict[str, str], bytes], status: int, code: str | None = None
+) -> dict:
+    """Problem+json with this status, and its registered `code` (exactly `code` if given)."""
+    from app.error_codes import ERROR_CODES
+
+    answered, headers, body = answer
+    assert answered == status, body
     assert headers["content-type"] == "application/problem+json"
     assert int(headers["content-length"]) == len(body)
     problem = json.loads(body)
     assert problem["status"] == status
     assert problem["title"]
     assert problem["detail"]
+    assert status in ERROR_CODES[problem["code"]].statuses, problem
+    assert code is None or problem["code"] == code, problem
     assert SECRET_LOOKING not in body.decode()
     return problem
 
@@ -57,23 +64,23 @@ def assert_problem(answer: tuple[int, dict[str, str], bytes], status: int) -> di
 def test_a_request_line_over_the_limit_is_414_problem_json(server):
     path = f"/trackable/{SECRET_LOOKING}?pad=" + "a" * 5000
     answer = exchange(server, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-    assert_problem(answer, 414)
+    assert_problem(answer, 414, "uri_too_long")
 
 
 def test_a_header_over_the_limit_is_431_problem_json(server):
     raw = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n"
-    assert_problem(exchange(server, raw), 431)
+    assert_problem(exchange(server, raw), 431, "request_headers_too_large")
 
 
 def test_too_many_headers_are_431_problem_json(server):
     headers = "".join(f"X-H{number}: {number}\r\n" for number in range(120))
     raw = f"GET /healthz HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode()
-    assert_problem(exchange(server, raw), 431)
+    assert_problem(exchange(server, raw), 431, "request_headers_too_large")
 
 
 def test_a_request_gunicorn_cannot_parse_is_400_problem_json_without_echo(server):
     raw = f"GET /trackable/{SECRET_LOOKING} HTTP/9.9\r\nHost: x\r\n\r\n".encode()
-    assert_problem(exchange(server, raw), 400)
+    assert_problem(exchange(server, raw), 400, "bad_request")
 
 
 def test_ordinary_requests_still_reach_the_app(server):
@@ -81,7 +88,7 @@ def test_ordinary_requests_still_reach_the_app(server):
     assert code == 200
     assert headers["content-type"].startswith("application/json")
     missing = exchange(server, b"GET /api/no-such-route HTTP/1.1\r\nHost: x\r\n\r\n")
-    assert_problem(missing, 404)
+    assert_problem(missing, 404, "route_not_found")
 
 
 @pytest.mark.parametrize(

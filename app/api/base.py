@@ -24,6 +24,7 @@ from werkzeug.datastructures import CombinedMultiDict, FileStorage
 from werkzeug.exceptions import HTTPException
 
 from app.auth import EXCLUSIVE_ACCOUNT
+from app.error_codes import error_code_table
 from app.errors import (
     PROBLEM_JSON,
     UnsupportedMediaType,
@@ -256,6 +257,9 @@ class LanguageTag(fields.String):
         super().__init__(**kwargs)
 
 
+CODE_PATTERN = r"^[a-z]+(_[a-z]+)*$"
+
+
 class ProblemSchema(Schema):
     """RFC 7807 problem details, as every error of this API is answered."""
 
@@ -264,7 +268,14 @@ class ProblemSchema(Schema):
     status = fields.Integer()
     detail = fields.String()
     code = fields.String(
-        metadata={"description": "Stable machine code (trackable routes, limits)."}
+        required=True,
+        validate=ma.validate.Regexp(CODE_PATTERN),
+        metadata={
+            "description": "Stable machine code, one of the registry `x-error-codes` of "
+            "this document (code -> statuses and meaning). Act on `code`, not on `title` or "
+            "`detail`, whose English may change. Codes may be added: treat an unknown one "
+            "as the general meaning of the status.",
+        },
     )
     errors = fields.Dict(
         keys=fields.String(),
@@ -431,8 +442,22 @@ def refuse_nul_in_path() -> Response | None:
     if any(
         isinstance(value, str) and "\x00" in value for value in (request.view_args or {}).values()
     ):
-        return problem(404, "Not found", f"Nothing is served at {request.path!r}.")
+        return problem(
+            404, "Not found", f"Nothing is served at {request.path!r}.", code="route_not_found"
+        )
     return None
+
+
+ERROR_CODES_EXTENSION = "x-error-codes"
+
+
+def error_codes_document() -> dict[str, dict[str, Any]]:
+    """The registry of problem `code`s (app.error_codes) as the document publishes it:
+    code -> its statuses and meaning, in registry order."""
+    return {
+        code: {"statuses": list(statuses), "description": meaning}
+        for code, (statuses, meaning) in error_code_table().items()
+    }
 
 
 class Api(flask_smorest.Api):
@@ -450,6 +475,7 @@ class Api(flask_smorest.Api):
             BEARER, {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
         )
         self.spec.components.schema("ProblemDetails", schema=ProblemSchema)
+        self.spec.options[ERROR_CODES_EXTENSION] = error_codes_document()
         for status, description in ERROR_RESPONSES.items():
             self.spec.components.response(
                 f"Problem{status}",

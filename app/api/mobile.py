@@ -16,6 +16,7 @@ MOBILE_VERSION_HEADER = "X-Android-Version-Code"
 
 class MobileVersionUnsupported(ApiError):
     title = "App update required"
+    code = "mobile_version_unsupported"
 
 
 def require_supported_mobile_version() -> None:
@@ -34,7 +35,6 @@ def require_supported_mobile_version() -> None:
             f"{config['ANDROID_COMPATIBILITY_MESSAGE']} This build is {int(sent)}; sync and "
             f"team management need version code {minimum} "
             f"({config['ANDROID_MIN_DISPLAY_VERSION']}) or later.",
-            code="mobile_version_unsupported",
             minimumVersionCode=str(minimum),
             minimumDisplayVersion=config["ANDROID_MIN_DISPLAY_VERSION"],
             betaPageUrl=config["ANDROID_BETA_PAGE_URL"],

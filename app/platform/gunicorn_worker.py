@@ -2,7 +2,7 @@
 raises itself, before the app sees the request (a request line or headers over its
 limits, a request it cannot parse), as problem+json like every other error of the
 service, with a fixed detail that echoes nothing of the request (a request line may
-carry a trackable code).
+carry a trackable code) and the registry's `code` for the status (app.error_codes).
 
 gunicorn's limits stay its own (`limit_request_line` 4094 bytes, `limit_request_fields`
 100, `limit_request_field_size` 8190): they bound what a worker reads before the app runs.
@@ -17,6 +17,7 @@ import orjson
 from gunicorn import util
 from gunicorn.workers.sync import SyncWorker
 
+from app.error_codes import code_for_status
 from app.errors import PROBLEM_JSON
 
 DETAILS = {
@@ -34,7 +35,13 @@ def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) 
     """gunicorn's `util.write_error`, in problem+json (`mesg` is left out on purpose)."""
     detail = DETAILS.get(status_int, f"{reason}.")
     body = orjson.dumps(
-        {"type": "about:blank", "title": reason, "status": status_int, "detail": detail}
+        {
+            "type": "about:blank",
+            "title": reason,
+            "status": status_int,
+            "detail": detail,
+            "code": code_for_status(status_int),
+        }
     )
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"

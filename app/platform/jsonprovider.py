@@ -18,6 +18,7 @@ from app.errors import ApiError
 
 class InvalidJson(ApiError):
     title = "Invalid JSON"
+    code = "invalid_json"
 
 
 def loads_strict(data: bytes | str, *, max_depth: int = 32) -> Any:

@@ -22,5 +22,5 @@ def require_scope(viewer: Viewer, scope: OwnerScope) -> Team | None:
     if scope.team_id is not None:
         return team_policy.require_member(viewer, scope.team_id)
     if viewer.user_id is None or scope.user_id != viewer.user_id:
-        raise NotFound("Category not found.")
+        raise NotFound("Category not found.", code="category_not_found")
     return None

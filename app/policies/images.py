@@ -42,6 +42,14 @@ PARENT_NAMES = {
     ImageTarget.TRACKABLE: "Trackable",
     ImageTarget.TRACKABLE_GROUP: "Trackable group",
 }
+# A hidden parent answers as its own area's routes do (a group as the trackable routes).
+PARENT_NOT_FOUND = {
+    ImageTarget.PROFILE: "profile_not_found",
+    ImageTarget.NOTE: "note_not_found",
+    ImageTarget.TEAM: "team_not_found",
+    ImageTarget.TRACKABLE: "trackable_not_found",
+    ImageTarget.TRACKABLE_GROUP: "trackable_not_found",
+}
 
 
 def load_parent(target: ImageTarget, parent_id: uuid.UUID) -> Any | None:
@@ -86,9 +94,12 @@ def require_manage_parent(viewer: Viewer, target: ImageTarget, parent_id: uuid.U
     """The parent, for an upload or a delete: 404 when hidden, 403 when seen but not managed."""
     parent = visible_parent(viewer, target, parent_id)
     if parent is None:
-        raise NotFound(f"{PARENT_NAMES[target]} not found.")
+        raise NotFound(f"{PARENT_NAMES[target]} not found.", code=PARENT_NOT_FOUND[target])
     if not can_manage_parent(viewer, target, parent):
-        raise Forbidden(f"Only whoever manages this {PARENT_NAMES[target].lower()} may do this.")
+        raise Forbidden(
+            f"Only whoever manages this {PARENT_NAMES[target].lower()} may do this.",
+            code="image_change_forbidden",
+        )
     return parent
 
 
@@ -96,7 +107,7 @@ def get_visible(viewer: Viewer, image_id: uuid.UUID) -> ContentImage:
     """The image when its parent is visible to the viewer, else 404 (they look alike)."""
     image = db.session.get(ContentImage, image_id)
     if image is None or visible_parent(viewer, image.target, image.parent_id) is None:
-        raise NotFound("Image not found.")
+        raise NotFound("Image not found.", code="image_not_found")
     return image
 
 

@@ -99,7 +99,7 @@ def get_visible(viewer: Viewer, note_id: uuid.UUID) -> Note:
     """The note, or 404 for a missing, deleted or hidden one (they must look alike)."""
     note = db.session.get(Note, note_id)
     if note is None or not can_view(viewer, note):
-        raise NotFound("Note not found.")
+        raise NotFound("Note not found.", code="note_not_found")
     return note
 
 
@@ -134,7 +134,10 @@ def can_manage(viewer: Viewer, note: Note) -> bool:
 
 def require_manage(viewer: Viewer, note: Note) -> None:
     if not can_manage(viewer, note):
-        raise Forbidden("Only the note's owner or a team admin may change this note.")
+        raise Forbidden(
+            "Only the note's owner or a team admin may change this note.",
+            code="note_change_forbidden",
+        )
 
 
 def can_comment(viewer: Viewer, note: Note) -> bool:
@@ -149,7 +152,10 @@ def can_comment(viewer: Viewer, note: Note) -> bool:
 
 def require_comment(viewer: Viewer, note: Note) -> None:
     if not can_comment(viewer, note):
-        raise Forbidden("This note only accepts comments from its team's members.")
+        raise Forbidden(
+            "This note only accepts comments from its team's members.",
+            code="note_comment_forbidden",
+        )
 
 
 # --- the viewer's unlocked trackables ----------------------------------------------------

@@ -28,7 +28,7 @@ def get_visible(viewer: Viewer, report_id: uuid.UUID) -> ContentReport:
     """The report, or 404 when it does not exist or the viewer may not see it."""
     report = db.session.get(ContentReport, report_id)
     if report is None or not can_view(viewer, report):
-        raise NotFound("No such content report.")
+        raise NotFound("No such content report.", code="report_not_found")
     return report
 
 
@@ -39,7 +39,7 @@ def can_review(viewer: Viewer) -> bool:
 def require_review(viewer: Viewer) -> None:
     """403 unless the viewer is a super-admin."""
     if not can_review(viewer):
-        raise Forbidden("Only super-admins review content reports.")
+        raise Forbidden("Only super-admins review content reports.", code="superadmin_required")
 
 
 def sees_reviewer_fields(viewer: Viewer) -> bool:

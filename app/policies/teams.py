@@ -61,7 +61,7 @@ def active_team_roles(user: User | None) -> Mapping[str, Any]:
 
 
 def _not_found() -> NotFound:
-    return NotFound("Team not found.")
+    return NotFound("Team not found.", code="team_not_found")
 
 
 def own_membership(viewer: Viewer, team_id: uuid.UUID) -> TeamMembership | None:
@@ -97,7 +97,7 @@ def require_member(viewer: Viewer, team_id: uuid.UUID) -> Team:
     if team is not None and viewer.is_member_of(team_id):
         return team
     if team is not None and team.page_visibility == PageVisibility.PUBLIC:
-        raise Forbidden("Only the team's members may do this.")
+        raise Forbidden("Only the team's members may do this.", code="team_membership_required")
     raise _not_found()
 
 
@@ -111,7 +111,9 @@ def require_own_team(viewer: Viewer, team_id: uuid.UUID) -> Team:
         if team is not None:
             return team
     team, _own = get_visible_team(viewer, team_id)
-    raise Forbidden("Only the team's active members may act for it.")
+    raise Forbidden(
+        "Only the team's active members may act for it.", code="team_membership_required"
+    )
 
 
 def require_admin(viewer: Viewer, team_id: uuid.UUID) -> Team:
@@ -119,7 +121,7 @@ def require_admin(viewer: Viewer, team_id: uuid.UUID) -> Team:
     `require_member`."""
     team = require_member(viewer, team_id)
     if not viewer.is_admin_of(team_id):
-        raise Forbidden("Only a team admin may do this.")
+        raise Forbidden("Only a team admin may do this.", code="team_admin_required")
     return team
 
 
@@ -167,9 +169,9 @@ def get_visible_membership(
     """A record of this team the caller may see, or 404."""
     membership = db.session.get(TeamMembership, membership_id)
     if membership is None or membership.team_id != team_id:
-        raise NotFound("Membership not found.")
+        raise NotFound("Membership not found.", code="membership_not_found")
     if not can_see_membership(viewer, membership):
-        raise NotFound("Membership not found.")
+        raise NotFound("Membership not found.", code="membership_not_found")
     return membership
 
 
@@ -189,8 +191,12 @@ def require_membership_action(
     403 when they see it but the operation is someone else's."""
     membership = get_visible_membership(viewer, team_id, membership_id)
     if not can_act_on_membership(viewer, membership, operation):
-        who = "the invited user" if ACTORS[operation] == {"self"} else "a team admin"
-        raise Forbidden(f"Only {who} may {operation.replace('-', ' ')} this membership.")
+        invitee_only = ACTORS[operation] == {"self"}
+        who = "the invited user" if invitee_only else "a team admin"
+        raise Forbidden(
+            f"Only {who} may {operation.replace('-', ' ')} this membership.",
+            code="membership_action_forbidden" if invitee_only else "team_admin_required",
+        )
     return membership
 
 

@@ -165,7 +165,7 @@ def _check_shape(image: Image.Image, stream: IO[bytes], kind: str, limits: Image
         raise ImageRejected(
             f"The image is {width} x {height}: one side may be at most "
             f"{limits.max_aspect_ratio:g} times the other.",
-            ASPECT_RATIO,
+            code=ASPECT_RATIO,
         )
     stream.seek(0)
     data = stream.read()
@@ -173,7 +173,7 @@ def _check_shape(image: Image.Image, stream: IO[bytes], kind: str, limits: Image
     if data_shortfall(kind, data, width, height):
         raise ImageRejected(
             f"The image is truncated: {len(data):,} bytes cannot hold {width} x {height} pixels.",
-            TRUNCATED,
+            code=TRUNCATED,
         )
 
 
@@ -185,7 +185,7 @@ def _check_memory(image: Image.Image, coded_size: tuple[int, int], limit: int) -
             f"Decoding this {coded_size[0]} x {coded_size[1]} {image.mode} image would take "
             f"about {math.ceil(needed / mib):,} MiB of memory; at most {limit // mib:,} MiB "
             "is allowed.",
-            MEMORY_LIMIT,
+            code=MEMORY_LIMIT,
         )
 
 

@@ -26,6 +26,6 @@ def image_file(variant: str, name: str) -> Response:
     except ValueError:
         image_id = None
     if found is None or image_id is None or size != str(found.size):
-        raise NotFound("Image not found.")
+        raise NotFound("Image not found.", code="image_not_found")
     file = images.read_variant(current_viewer(), image_id, found.name)
     return cached_file(file.data, mimetype="image/jpeg", etag=file.etag, is_public=file.is_public)

@@ -48,6 +48,7 @@ def readyz() -> Response:
             503,
             "Service unavailable",
             "The database is not reachable.",
+            code="database_unavailable",
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
     return jsonify(status="ready")
@@ -75,7 +76,7 @@ def hosted_tile(z: int, x: int, y: int) -> Response:
         cache_root=Path(cache_root) if cache_root else None,
     )
     if tile is None:
-        return problem(404, "Not found", "No such tile.")
+        return problem(404, "Not found", "No such tile.", code="tile_not_found")
     if tile.path is not None:
         return send_file(tile.path, mimetype=tile.mimetype, max_age=86400)
     response = Response(tile.data, mimetype=tile.mimetype)

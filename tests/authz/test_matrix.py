@@ -1,7 +1,8 @@
 """The authorization matrix (matrix.py): every operation x caller kind x object state,
 each cell one request against a world of real objects (world.py), on both databases.
 
-Every answer must also be a status the operation documents, and every refusal problem+json.
+Every answer must also be a status the operation documents, and every refusal problem+json
+with a registered `code`.
 A route of the app that is neither in the matrix nor on the allow-list below fails."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from tests.authz.matrix import MATRIX
 from tests.authz.requests import CALLS
 from tests.authz.run import observe
 from tests.authz.world import CALLERS, STATE_KINDS
+from tests.conftest import unregistered_code
 from tests.hostile.conftest import GENEROUS_LIMITS, document
 
 PROBLEM = "application/problem+json"
@@ -84,6 +86,8 @@ def test_each_caller_gets_the_answer_of_the_matrix(app, area):
                     failures.append(f"  {where}: {response.status_code} is not documented")
                 if response.status_code >= 400 and response.mimetype != PROBLEM:
                     failures.append(f"  {where}: {response.status_code} as {response.mimetype}")
+                elif response.status_code >= 400 and unregistered_code(response):
+                    failures.append(f"  {where}: {unregistered_code(response)}")
     assert not failures, "\n".join(failures)
 
 

@@ -1,7 +1,7 @@
 """Every operation of the OpenAPI document, with the database refusing connections,
-answers a status its entry lists, as problem+json: a status an operation can answer and
-its entry does not list fails here (the server-level limits, 414 and 431, are checked
-under gunicorn in tests/test_gunicorn.py)."""
+answers a status its entry lists, as problem+json with a registered `code`: a status an
+operation can answer and its entry does not list fails here (the server-level limits,
+414 and 431, are checked under gunicorn in tests/test_gunicorn.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from flask_jwt_extended import create_access_token
 
-from tests.conftest import make_test_app
+from tests.conftest import make_test_app, unregistered_code
 from tests.hostile.conftest import all_operations
 from tests.hostile.corpus import Case, minimal_body, url_for_case
 
@@ -53,6 +53,8 @@ def test_every_operation_answers_a_documented_status_when_the_database_is_away(t
                 failures.append(f"{op.id}: {status} (documented {sorted(op.documented)})")
             elif status >= 400 and response.mimetype != "application/problem+json":
                 failures.append(f"{op.id}: {status} as {response.mimetype}")
+            elif status >= 400 and unregistered_code(response):
+                failures.append(f"{op.id}: {unregistered_code(response)}")
             response.close()
     assert not failures, "\n".join(failures)
     assert 503 in seen  # the outage was met, not avoided

@@ -48,6 +48,13 @@ SIGN_IN_FAILURES = {
     "RequiresTwoFactor": "Right password; send it again with twoFactorCode or a recovery code.",
     "NotAllowed": "The email is not confirmed yet (REQUIRE_CONFIRMED_EMAIL).",
 }
+# The machine code of each failure (app.error_codes): `detail` stays the identity API's word.
+SIGN_IN_CODES = {
+    "Failed": "invalid_credentials",
+    "LockedOut": "account_locked_out",
+    "RequiresTwoFactor": "two_factor_required",
+    "NotAllowed": "email_not_confirmed",
+}
 
 
 # --- rate limits: per client IP and per email of the JSON body -------------------------------
@@ -149,7 +156,9 @@ def register(data: dict[str, Any]) -> Response:
     401,
     schema=ProblemSchema,
     content_type=PROBLEM_JSON,
-    description="Sign-in failed; `detail` is exactly one of the four strings.",
+    description="Sign-in failed; `detail` is exactly one of the four strings, `code` "
+    "its machine code: `invalid_credentials` (Failed), `account_locked_out` (LockedOut), "
+    "`two_factor_required` (RequiresTwoFactor), `email_not_confirmed` (NotAllowed).",
     examples={
         detail: {
             "summary": summary,
@@ -158,6 +167,7 @@ def register(data: dict[str, Any]) -> Response:
                 "title": "Unauthorized",
                 "status": 401,
                 "detail": detail,
+                "code": SIGN_IN_CODES[detail],
             },
         }
         for detail, summary in SIGN_IN_FAILURES.items()
@@ -177,7 +187,8 @@ def login(query: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     result = identity.sign_in(**data, config=current_app.config)
     db.session.commit()  # failure counters too
     if result.user is None or result.refresh_token is None:
-        raise Unauthorized(result.failure or identity.FAILED)
+        failure = result.failure or identity.FAILED
+        raise Unauthorized(failure, code=SIGN_IN_CODES[failure])
     return token_response(result.user, result.refresh_token)
 
 
@@ -194,6 +205,7 @@ def login(query: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
         "title": "Unauthorized",
         "status": 401,
         "detail": REFRESH_REFUSED,
+        "code": "invalid_refresh_token",
     },
 )
 def refresh(data: dict[str, Any]) -> dict[str, Any]:
@@ -206,7 +218,7 @@ def refresh(data: dict[str, Any]) -> dict[str, Any]:
     rotated = identity.rotate_refresh_token(data["refresh_token"], config=current_app.config)
     db.session.commit()  # a reuse revokes the family even though the answer is 401
     if rotated is None:
-        raise Unauthorized(REFRESH_REFUSED)
+        raise Unauthorized(REFRESH_REFUSED, code="invalid_refresh_token")
     return token_response(*rotated)
 
 

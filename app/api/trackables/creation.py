@@ -75,8 +75,9 @@ HOURLY_LIMIT = {
     "description": "The account created its trackables for the hour (200 by default, "
     "single or in groups; `limits.trackableCreations` in `GET /api/system/status`), "
     "`code` `trackable_hourly_limit_reached`: `Retry-After` says when these fit. Nothing "
-    "is created. A request with its own `secretCode` is also 429 (no `code`) while this "
-    "address is over its guess budget; so is any request over a rate limit.",
+    "is created. A request with its own `secretCode` is also 429 while this address is "
+    "over its guess budget (`secret_guess_limit_reached`); so is any request over a rate "
+    "limit (`rate_limited`).",
     "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
     "example": {
         "type": "about:blank",

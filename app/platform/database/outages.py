@@ -71,6 +71,7 @@ def database_unavailable(error: Exception) -> Response:
         503,
         "Service unavailable",
         "The database is not reachable right now. Try again shortly.",
+        code="database_unavailable",
         headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
     )
 
@@ -94,6 +95,7 @@ def database_conflict(error: Exception) -> Response:
         "Service unavailable",
         "The request collided with a concurrent one in the database (a deadlock) and was "
         "not carried out. Try again.",
+        code="database_deadlock",
         headers={"Retry-After": "1"},
     )
 

@@ -71,7 +71,7 @@ def get_category(scope: OwnerScope, category_id: uuid.UUID) -> Category:
     """A live category of this scope, or 404."""
     category = db.session.scalar(_live(scope).where(Category.id == category_id))
     if category is None:
-        raise NotFound("Category not found.")
+        raise NotFound("Category not found.", code="category_not_found")
     return category
 
 
@@ -275,7 +275,8 @@ def delete_category(viewer: Viewer, scope: OwnerScope, category_id: uuid.UUID) -
         if has_children or has_notes:
             raise ApiError(
                 "A root category that still holds notes or categories cannot be deleted: "
-                "move or delete them first."
+                "move or delete them first.",
+                code="category_not_empty",
             )
     else:
         db.session.execute(

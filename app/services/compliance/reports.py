@@ -227,7 +227,7 @@ def operator_resolve(report_id: uuid.UUID, resolution_text: str, *, reviewer: st
     rule as the route (a text that is not blank), the operator's name as reviewer."""
     report = db.session.get(ContentReport, report_id)
     if report is None:
-        raise NotFound("No such content report.")
+        raise NotFound("No such content report.", code="report_not_found")
     _apply_review(
         report,
         ReportStatus.RESOLVED,

@@ -175,7 +175,7 @@ def explain_ticket(
         )
     )
     if report is None:
-        raise NotFound("No error ticket has this number.")
+        raise NotFound("No error ticket has this number.", code="error_ticket_not_found")
     return _record(viewer, report, user_explanation, track_in_support_tickets, client_context)
 
 

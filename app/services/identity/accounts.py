@@ -119,7 +119,7 @@ def register(*, email: str, user_name: str, password: str, config: Mapping[str, 
     if problems:
         errors["password"] = problems
     if errors:
-        raise ValidationFailed(errors)
+        raise ValidationFailed(errors, code="email_taken" if "email" in errors else None)
     user = User(
         email=email,
         normalized_email=normalized,
@@ -131,7 +131,9 @@ def register(*, email: str, user_name: str, password: str, config: Mapping[str, 
             db.session.add(user)
     except exc.IntegrityError:
         if email_taken(normalized):
-            raise ValidationFailed({"email": [f"Email '{email}' is already taken."]}) from None
+            raise ValidationFailed(
+                {"email": [f"Email '{email}' is already taken."]}, code="email_taken"
+            ) from None
         raise ValidationFailed(
             {"userName": [f"User name '{user_name}' is already taken."]}
         ) from None
@@ -203,7 +205,7 @@ def reset_password(
         or normalize_email(checked.email) != normalized
         or checked.user.normalized_email != normalized
     ):
-        raise ValidationFailed({"resetCode": [INVALID_CODE]})
+        raise ValidationFailed({"resetCode": [INVALID_CODE]}, code="invalid_email_code")
     user = checked.user
     problems = password_problems(
         new_password, email=user.email, user_name=user.user_name, config=config
@@ -226,17 +228,20 @@ def confirm_email(
     purpose = tokens.CHANGE_EMAIL if changed_email else tokens.CONFIRM_EMAIL
     checked = tokens.check_email_code(code, purpose, config=config)
     if checked is None or checked.user.id != user_id:
-        raise ValidationFailed({"code": [INVALID_CODE]})
+        raise ValidationFailed({"code": [INVALID_CODE]}, code="invalid_email_code")
     user, sent_to = checked.user, normalize_email(checked.email)
     if changed_email:
         normalized = normalize_email(changed_email)
         if sent_to != normalized:
-            raise ValidationFailed({"code": [INVALID_CODE]})
+            raise ValidationFailed({"code": [INVALID_CODE]}, code="invalid_email_code")
         if email_taken(normalized, other_than=user):
-            raise ValidationFailed({"changedEmail": [f"Email '{changed_email}' is already taken."]})
+            raise ValidationFailed(
+                {"changedEmail": [f"Email '{changed_email}' is already taken."]},
+                code="email_taken",
+            )
         user.email, user.normalized_email = checked.email, normalized
     elif sent_to != user.normalized_email:  # the address changed since the code was sent
-        raise ValidationFailed({"code": [INVALID_CODE]})
+        raise ValidationFailed({"code": [INVALID_CODE]}, code="invalid_email_code")
     tokens.use_email_code(checked)
     user.is_email_confirmed = True
     db.session.flush()
@@ -286,7 +291,7 @@ def update_account_info(
         if problems:
             errors["newPassword"] = problems
     if errors:
-        raise ValidationFailed(errors)
+        raise ValidationFailed(errors, code="email_taken" if "newEmail" in errors else None)
     for name, value in (preferences or {}).items():
         setattr(user, name, value)
     if new_password:
@@ -314,7 +319,7 @@ def delete_my_account(
     exists."""
     user = get_for_write(db.session, User, viewer.account.id, exclusive=True)
     if user is None:
-        gone = Unauthorized("The bearer token's account no longer exists.")
+        gone = Unauthorized("The bearer token's account no longer exists.", code="account_deleted")
         gone.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
         raise gone
     forget_failures(user.normalized_email, config=config)

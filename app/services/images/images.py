@@ -44,6 +44,8 @@ class VariantFile:
 class ImageRejected(ApiError):
     """400 with the reason: not an accepted format, too big, broken, or the parent is full."""
 
+    code = "image_rejected"
+
 
 LIMIT_REACHED = "image_limit_reached"
 DAILY_LIMIT_REACHED = "image_daily_limit_reached"
@@ -98,11 +100,14 @@ def read_variant(viewer: Viewer, image_id: uuid.UUID, variant_name: str) -> Vari
     """One variant's JPEG bytes; 404 for a hidden parent or an unknown variant (rule 2)."""
     variant = imaging.VARIANTS_BY_NAME.get(variant_name)
     if variant is None:
-        raise NotFound("No such variant: use thumbnail, small, medium or large.")
+        raise NotFound(
+            "No such variant: use thumbnail, small, medium or large.",
+            code="image_variant_not_found",
+        )
     image = image_policy.get_visible(viewer, image_id)
     data = image_store(current_app.config).read(variant_key(image.id, variant))
     if data is None:
-        raise NotFound("Image not found.")
+        raise NotFound("Image not found.", code="image_not_found")
     return VariantFile(
         data=data, etag=f"{image.id}-{variant.size}", is_public=image_policy.is_public(image)
     )

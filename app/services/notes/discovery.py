@@ -341,7 +341,7 @@ def profile_notes(
     """
     owner = db.session.scalar(select(User).where(User.user_name == user_name.lower()))
     if owner is None:
-        raise NotFound("Profile not found.")
+        raise NotFound("Profile not found.", code="profile_not_found")
     return page_notes(
         viewer,
         note_policy.profile_filter(owner),

@@ -129,7 +129,7 @@ def get_managed(viewer: Viewer, scope: OwnerScope, note_id: uuid.UUID) -> Note:
     note = note_policy.get_visible(viewer, note_id)
     note_policy.require_manage(viewer, note)
     if not scope.contains(note):
-        raise NotFound("Note not found.")
+        raise NotFound("Note not found.", code="note_not_found")
     return note
 
 

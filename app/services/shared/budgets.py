@@ -66,9 +66,11 @@ class Budget:
 
 
 class LimitExceeded(ApiError):
-    """429 problem details with Retry-After (seconds), and a `code` when the budget has one."""
+    """429 problem details with Retry-After (seconds), and the budget's `code` (else
+    `rate_limited`)."""
 
     status, title = 429, "Too many requests"
+    code = "rate_limited"
 
     def __init__(self, detail: str, retry_after: int, *, code: str | None = None) -> None:
         super().__init__(

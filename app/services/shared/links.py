@@ -41,6 +41,7 @@ class LinkVerificationFailed(ApiError):
     """400: the link is malformed, not allowed, unreachable or answered an HTTP error."""
 
     status, title = 400, "External link rejected"
+    code = "link_verification_failed"
 
     def __init__(
         self, detail: str, *, support_url: str, upstream_status_code: int | None = None

@@ -122,7 +122,7 @@ def delete_link(viewer: Viewer, team_id: uuid.UUID, invite_link_id: uuid.UUID) -
     team_policy.require_admin(viewer, team_id)
     link = db.session.get(TeamInviteLink, invite_link_id)
     if link is None or link.team_id != team_id:
-        raise NotFound("Invite link not found.")
+        raise NotFound("Invite link not found.", code="invite_link_not_found")
     db.session.delete(link)
     db.session.flush()
 
@@ -139,7 +139,7 @@ def _working_link(team_slug_text: str, code: str) -> TeamInviteLink:
         and link.created_by_user_id in _admin_ids(link.team_id)
     )
     if link is None or not works:
-        raise NotFound("Invite link not found.")
+        raise NotFound("Invite link not found.", code="invite_link_not_found")
     return link
 
 
@@ -164,6 +164,6 @@ def join(viewer: Viewer, team_slug_text: str, code: str) -> JoinResult:
     if own is not None and following == own.status:
         return JoinResult(team.slug, own.status)  # nothing changes
     if link.is_single_use and not claim_single_use(link, user_id):
-        raise NotFound("Invite link not found.")
+        raise NotFound("Invite link not found.", code="invite_link_not_found")
     record = memberships.apply(team, own, user_id, "join")
     return JoinResult(team.slug, record.status)

@@ -113,11 +113,14 @@ def next_status(
     if current is None and (operation, team.join_policy) in SELF_START:
         started = SELF_START[(operation, team.join_policy)]
         if started is None:
-            raise Forbidden("This team takes no membership requests; it joins by invitation.")
+            raise Forbidden(
+                "This team takes no membership requests; it joins by invitation.",
+                code="team_invite_only",
+            )
         return started
     following = TRANSITIONS.get((operation, current))
     if following is None or (operation == "promote-admin" and membership and membership.is_admin):
-        raise Conflict(_refusal(operation, membership))
+        raise Conflict(_refusal(operation, membership), code="membership_state_conflict")
     return following
 
 
@@ -146,7 +149,10 @@ def apply(
             with db.session.begin_nested():  # the same user starting twice at once
                 db.session.add(membership)
         except exc.IntegrityError:
-            raise Conflict("The membership changed meanwhile; reload and try again.") from None
+            raise Conflict(
+                "The membership changed meanwhile; reload and try again.",
+                code="membership_state_conflict",
+            ) from None
     elif following in ENDING:
         record = MembershipRecord.of(membership, status=following, updated_utc=now)
         db.session.delete(membership)
@@ -236,7 +242,8 @@ def remove(viewer: Viewer, team_id: uuid.UUID, membership_id: uuid.UUID) -> None
     # Counted after the delete, inside the lock: two admins leaving at once cannot both go.
     if was_admin and _admin_count(team_id) == 0:
         raise Conflict(
-            "A team keeps at least one admin: promote another member first, or delete the team."
+            "A team keeps at least one admin: promote another member first, or delete the team.",
+            code="team_last_admin",
         )
     if team is not None:
         teams.touch(team)

@@ -59,7 +59,9 @@ class GuessBudgetExceeded(LimitExceeded):
 
     def __init__(self, retry_after: int) -> None:
         super().__init__(
-            "Too many codes that match nothing were tried from this address.", retry_after
+            "Too many codes that match nothing were tried from this address.",
+            retry_after,
+            code="secret_guess_limit_reached",
         )
 
 

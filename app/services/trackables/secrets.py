@@ -41,6 +41,7 @@ def rotation_budget(config: Mapping[str, Any]) -> budgets.Budget:
         "SECRET_ROTATE_LIMIT",
         "SECRET_ROTATE_WINDOW_MINUTES",
         refusal="This account rotated too many secret codes.",
+        code="secret_rotation_limit_reached",
     )
 
 

@@ -15,6 +15,13 @@ from app.platform.mail import Mail, outbox
 LOGIN_URL = "/api/auth/login?useCookies=false&useSessionCookies=false"
 STRONG_PASSWORD = "walking-by-the-river-42"
 OTHER_STRONG_PASSWORD = "maps-and-lanterns-77"
+# The machine code of each sign-in failure string (docs/contract-notes.md, Error codes).
+SIGN_IN_CODES = {
+    "Failed": "invalid_credentials",
+    "LockedOut": "account_locked_out",
+    "RequiresTwoFactor": "two_factor_required",
+    "NotAllowed": "email_not_confirmed",
+}
 
 
 def mails_to(app: Flask, address: str) -> list[Mail]:

@@ -67,7 +67,7 @@ def test_confirmation_link_confirms_the_email(app, api, ada):
 def test_confirmation_link_works_only_once(app, api, ada):
     link = confirm_link(last_mail_to(app, ada.email))
     api.get(link)
-    body = assert_problem(api.get(link), 400)
+    body = assert_problem(api.get(link), 400, code="invalid_email_code")
     assert body["errors"] == {"code": ["Invalid token."]}
 
 
@@ -83,7 +83,8 @@ def test_tampered_confirmation_code_is_rejected(app, api, ada):
     query = link_query(last_mail_to(app, ada.email))
     tampered = query["code"][:-3] + ("AAA" if not query["code"].endswith("AAA") else "BBB")
     response = api.get("/api/auth/confirmEmail", query_string={**query, "code": tampered})
-    assert assert_problem(response, 400)["errors"] == {"code": ["Invalid token."]}
+    body = assert_problem(response, 400, code="invalid_email_code")
+    assert body["errors"] == {"code": ["Invalid token."]}
 
 
 def test_confirmation_code_older_than_a_day_is_rejected(app, api, monkeypatch):
@@ -171,7 +172,8 @@ def test_reset_code_works_only_once(app, api):
     forgot(api, user.email)
     code = reset_code(last_mail_to(app, user.email))
     reset(api, user.email, code)
-    body = assert_problem(reset(api, user.email, code, "a-third-long-passphrase-3"), 400)
+    response = reset(api, user.email, code, "a-third-long-passphrase-3")
+    body = assert_problem(response, 400, code="invalid_email_code")
     assert body["errors"] == {"resetCode": ["Invalid token."]}
 
 

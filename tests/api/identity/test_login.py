@@ -10,7 +10,7 @@ from sqlalchemy import update
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.identity import LoginFailure
-from tests.api.identity.helpers import LOGIN_URL, bearer
+from tests.api.identity.helpers import LOGIN_URL, SIGN_IN_CODES, bearer
 from tests.conftest import assert_problem
 from tests.factories import DEFAULT_PASSWORD, login, make_user
 
@@ -22,7 +22,9 @@ def attempt(api, email, password=DEFAULT_PASSWORD, url=LOGIN_URL, **body):
 
 
 def failure(response) -> str:
+    """The failure string of a 401, checked against its machine code."""
     body = assert_problem(response, 401)
+    assert body["code"] == SIGN_IN_CODES[body["detail"]]
     assert body["title"] == "Unauthorized"
     assert response.headers["WWW-Authenticate"].startswith("Bearer")
     return body["detail"]

@@ -45,7 +45,7 @@ def test_refreshed_refresh_token_works_in_turn(api):
 def test_a_refresh_token_works_only_once(api):
     tokens = login(api, make_user())
     assert refresh(api, tokens["refreshToken"]).status_code == 200
-    body = assert_problem(refresh(api, tokens["refreshToken"]), 401)
+    body = assert_problem(refresh(api, tokens["refreshToken"]), 401, code="invalid_refresh_token")
     assert "already used" in body["detail"]
 
 
@@ -65,7 +65,7 @@ def test_reuse_leaves_other_sign_ins_of_the_user_alone(api):
 
 
 def test_unknown_refresh_token_is_401(api):
-    assert_problem(refresh(api, "made-up-token"), 401)
+    assert_problem(refresh(api, "made-up-token"), 401, code="invalid_refresh_token")
 
 
 def test_expired_refresh_token_is_401(api):

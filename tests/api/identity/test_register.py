@@ -47,7 +47,7 @@ def test_invalid_email_is_rejected_under_email(api):
 
 def test_email_taken_in_another_case_is_rejected(api):
     make_user("first_one", email="ada@example.com")
-    body = assert_problem(register(api, "ADA@example.COM", "ada_walks"), 400)
+    body = assert_problem(register(api, "ADA@example.COM", "ada_walks"), 400, code="email_taken")
     assert set(body["errors"]) == {"email"}
     assert "already taken" in body["errors"]["email"][0]
 
@@ -75,7 +75,9 @@ def test_reserved_user_names_are_refused(api, user_name):
 
 def test_user_name_taken_is_rejected(api):
     make_user("ada_walks")
-    body = assert_problem(register(api, "ada@example.com", "ada_walks"), 400)
+    body = assert_problem(
+        register(api, "ada@example.com", "ada_walks"), 400, code="validation_failed"
+    )
     assert body["errors"]["userName"] == ["User name 'ada_walks' is already taken."]
 
 

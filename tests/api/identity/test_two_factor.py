@@ -9,7 +9,7 @@ import pytest
 
 from app.extensions import db
 from app.models.identity import RecoveryCode
-from tests.api.identity.helpers import LOGIN_URL, bearer, totp
+from tests.api.identity.helpers import LOGIN_URL, SIGN_IN_CODES, bearer, totp
 from tests.conftest import assert_problem
 from tests.factories import DEFAULT_PASSWORD, login, make_user
 
@@ -25,7 +25,9 @@ def sign_in(api, user, **body):
 
 
 def detail(response) -> str:
-    return assert_problem(response, 401)["detail"]
+    body = assert_problem(response, 401)
+    assert body["code"] == SIGN_IN_CODES[body["detail"]]
+    return body["detail"]
 
 
 @pytest.fixture
