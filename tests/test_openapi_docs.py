@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 
 from app.api import documentation
-from app.api.base import ERROR_RESPONSES
+from app.api.base import ERROR_RESPONSES, EVERY_OPERATION
 from app.api.examples import NOTE, problem
 from app.errors import TRACKABLE_ERROR_STATUS
 
@@ -156,6 +156,11 @@ def test_every_problem_example_answers_its_status_and_ours_carry_a_code(document
             assert str(example["status"]) == status, where
     for status in ERROR_RESPONSES:
         assert problem(status)["code"], status
+
+
+def test_every_operation_documents_the_statuses_any_operation_can_answer(document):
+    for key, operation in operations(document):
+        assert {str(status) for status in EVERY_OPERATION} <= set(operation["responses"]), key
 
 
 def test_every_429_documents_retry_after_and_the_rate_limit_headers(document):
