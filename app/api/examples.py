@@ -346,7 +346,7 @@ TEAMS = {
         "teamId": TEAM_ID,
         "teamName": "Night Walkers",
         "teamSlug": "night-walkers",
-        "code": "yqa4kj3ydlaxondwarvgzsovlu",
+        "code": "yqa4kj" + "*" * 20,  # an invite code is a credential: masked
         "createdByDisplayName": "Ada L.",
         "createdByCurrentUser": True,
         "inviterIsCurrentlyAdmin": True,
