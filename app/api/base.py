@@ -23,6 +23,8 @@ from webargs.flaskparser import FlaskParser, is_json_request
 from werkzeug.datastructures import CombinedMultiDict, FileStorage
 from werkzeug.exceptions import HTTPException
 
+from app.api.documentation import DocumentationPlugin
+from app.api.documentation import finish as finish_documentation
 from app.auth import EXCLUSIVE_ACCOUNT
 from app.error_codes import error_code_table
 from app.errors import (
@@ -465,7 +467,8 @@ class Api(flask_smorest.Api):
     ERROR_SCHEMA = ProblemSchema
 
     def __init__(self, app: Flask | None = None) -> None:
-        super().__init__(app, spec_kwargs={"extra_plugins": [ProblemResponsesPlugin()]})
+        plugins = [ProblemResponsesPlugin(), DocumentationPlugin()]
+        super().__init__(app, spec_kwargs={"extra_plugins": plugins})
 
     def init_app(self, app: Flask, *args: Any, **kwargs: Any) -> None:
         super().init_app(app, *args, **kwargs)
@@ -486,6 +489,7 @@ class Api(flask_smorest.Api):
                     },
                 },
             )
+        finish_documentation(self.spec)
 
     def _register_responses(self) -> None:
         """flask-smorest's per-status responses, but as problem+json."""

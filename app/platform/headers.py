@@ -34,7 +34,12 @@ DOCS_POLICY = (
 NO_STORE_PREFIXES = ("/api/auth/", "/api/account")
 CORS_METHODS = "GET, POST, PUT, DELETE"
 CORS_REQUEST_HEADERS = "Authorization, Content-Type, X-Request-ID"
-CORS_EXPOSED_HEADERS = "X-Request-ID, X-Result-Truncated, Link, WWW-Authenticate"
+# What a browser client may read: the next page's Link, and the rate-limit headers (and
+# Retry-After), which are not CORS-safelisted, so a web client can page and pace itself.
+CORS_EXPOSED_HEADERS = (
+    "X-Request-ID, X-Result-Truncated, Link, WWW-Authenticate, Retry-After, "
+    "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+)
 CORS_MAX_AGE_SECONDS = "600"
 
 

@@ -56,6 +56,8 @@ from app.models.trackable import (
     TRACKABLE_NAME_MAX_LENGTH,
 )
 from app.services import trackables
+from app.web.beta import NEGOTIATED
+from app.web.beta import add_routes as add_beta_routes
 from app.web.i18n import install_i18n
 from app.web.maps import journey_map
 
@@ -67,6 +69,8 @@ pages = Blueprint(
     static_url_path="/static/pages",
 )
 csrf = CSRFProtect()
+
+add_beta_routes(pages)  # the Android beta page is one of these pages
 
 # The API's trackable error codes, in words (the API's own details are English only).
 ERROR_WORDS: Mapping[str, Any] = {
@@ -116,6 +120,8 @@ def take_language(endpoint: str | None, values: dict[str, Any] | None) -> None:
     if endpoint == "pages.static":  # the style sheet and script have no language
         return
     lang = (values or {}).pop("lang", None)
+    if lang is None and endpoint in NEGOTIATED:  # an address without a language
+        lang = trackables.site_language(request.accept_languages)
     if lang not in trackables.SITE_LANGUAGES:
         raise PageNotFound
     g.page_language = lang
@@ -155,6 +161,8 @@ def _other_language_url(lang: str) -> str | None:
         return None
     if request.endpoint == "pages.public_page":
         return url_for("pages.public_page", **args, lang=lang)
+    if request.endpoint in {"pages.beta_android", *NEGOTIATED}:
+        return url_for("pages.beta_android", lang=lang)
     if "trackable_id" in args:
         return url_for("pages.active_page", trackable_id=args["trackable_id"], lang=lang)
     return None

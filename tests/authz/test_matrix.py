@@ -46,6 +46,8 @@ NO_MATRIX = {
     "POST /{lang}/trackables/active/{trackableId}/comments": "website form: tests/web/",
     "POST /{lang}/trackables/active/{trackableId}/stops": "website form: tests/web/",
     "POST /{lang}/trackables/active/{trackableId}/end": "website form: tests/web/",
+    "GET /beta/android": "the Android beta page, the same for everyone",
+    "GET /{lang}/beta/android": "the Android beta page, the same for everyone",
 }
 
 

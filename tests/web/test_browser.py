@@ -226,3 +226,21 @@ def test_without_javascript_a_typed_stop_works_too(app, live_server, chromium_pa
             assert "48.1374, 11.5755" in page.locator("#journey").inner_text()
         finally:
             context.close()
+
+
+def test_the_beta_page_from_the_status_opens_in_the_browser_language_and_switches(
+    api, live_server, phone
+):
+    address = api.get("/api/system/status").get_json()["androidBetaPageUrl"]
+    page = phone.new_page()
+    problems: list[str] = []
+    page.on("console", lambda message: record_error(problems, message))
+    response = page.goto(f"{live_server}{address}")
+    assert response is not None
+    assert response.status == 200
+    assert page.locator("h1").inner_text() == "The Android app beta"  # locale en-GB
+    page.click("text=DE")
+    assert page.url.endswith("/de/beta/android")
+    assert page.locator("h1").inner_text() == "Die Beta der Android-App"
+    assert page.locator("h2").first.inner_text() == "So machst du mit"
+    assert problems == []
