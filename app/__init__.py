@@ -145,6 +145,7 @@ def register_extensions(app: Flask) -> None:
         engine_options,
         guard_against_outages,
         ping_when_idle,
+        savepoints_inside_transactions,
     )
     from app.platform.jsonprovider import OrjsonProvider
     from app.platform.logs import configure_logging
@@ -160,6 +161,7 @@ def register_extensions(app: Flask) -> None:
     db.init_app(app)
     with app.app_context():
         enforce_foreign_keys(db.engine)
+        savepoints_inside_transactions(db.engine)
         guard_against_outages(app, db.engine)  # before the idle ping: a refusal pings nothing
         ping_when_idle(db.engine, app.config["DATABASE_PING_AFTER_IDLE_SECONDS"])
     track_sync_changes()
