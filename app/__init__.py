@@ -36,6 +36,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     for register in (
         register_extensions,
         register_area_hooks,
+        register_job_kinds,
         register_blueprints,
         register_errors,
         register_cli,
@@ -108,6 +109,13 @@ def register_area_hooks(app: Flask) -> None:
         ),
         parent_removals=(images.remove_children_images,),  # a parent's images and files
     )
+
+
+def register_job_kinds(app: Flask) -> None:
+    """Every kind of background job a worker runs (app.platform.jobs), by area."""
+    from app.platform.jobs import install_job_kinds
+
+    install_job_kinds(app, ())
 
 
 def use_development_keys(app: Flask) -> None:
