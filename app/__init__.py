@@ -114,8 +114,9 @@ def register_area_hooks(app: Flask) -> None:
 def register_job_kinds(app: Flask) -> None:
     """Every kind of background job a worker runs (app.platform.jobs), by area."""
     from app.platform.jobs import install_job_kinds
+    from app.services import identity
 
-    install_job_kinds(app, ())
+    install_job_kinds(app, (*identity.JOB_KINDS,))  # account mail
 
 
 def use_development_keys(app: Flask) -> None:

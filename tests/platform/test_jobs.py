@@ -23,6 +23,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.job import Job, JobState
+from app.models.user import User
 from app.platform import jobs
 from app.platform.jobs import GiveUp, JobKind, Task, Worker
 from app.platform.metrics import counter
@@ -83,6 +84,21 @@ def test_a_job_enqueued_in_a_rolled_back_transaction_does_not_exist(app):
     assert count(Job) == 0
     assert run_jobs(app) == 0
     assert runs == []
+
+
+def test_a_request_that_fails_after_enqueueing_leaves_no_job(app, api, monkeypatch):
+    """Through HTTP: registration enqueues its confirmation mail, then the request fails;
+    its transaction, the job with it, is rolled back."""
+    real_enqueue = jobs.enqueue
+
+    def enqueue_then_fail(*args, **kwargs):
+        real_enqueue(*args, **kwargs)
+        raise RuntimeError("the request fails after enqueueing")
+
+    monkeypatch.setattr("app.services.identity.accounts.jobs.enqueue", enqueue_then_fail)
+    body = {"email": "ada@example.com", "userName": "ada_walks", "password": "a-long-pass-42"}
+    assert api.post("/api/auth/register", json=body).status_code == 500
+    assert (count(Job), count(User)) == (0, 0)
 
 
 def test_a_committed_job_is_run_once_by_flask_worker_once(app):
