@@ -107,7 +107,8 @@ class Worker:
                             exc_info=failures == 1)  # fmt: skip
             if once:
                 break
-            stop.wait(min(poll_seconds * 2 ** min(failures, 10), LONGEST_IDLE_WAIT_SECONDS))
+            backing_off = poll_seconds * 2 ** min(failures, 10)
+            stop.wait(min(backing_off, max(poll_seconds, LONGEST_IDLE_WAIT_SECONDS)))
         return ran
 
     def clean_up(self) -> int:
