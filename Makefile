@@ -32,8 +32,12 @@ $(VENV)/.installed: requirements/dev.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-run: $(RUNTIME)  ## serve on http://127.0.0.1:$(PORT) (SQLite in instance/ unless DATABASE_URL)
+# The worker (`flask worker`: account mail and other background jobs) runs beside the web
+# server and is stopped (SIGTERM: it finishes its current job) when the server stops.
+run: $(RUNTIME)  ## serve on http://127.0.0.1:$(PORT) with a worker (SQLite in instance/ unless DATABASE_URL)
 	$(BIN)/flask --app wsgi db upgrade
+	PORT=$(PORT) $(BIN)/flask --app wsgi worker & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker' EXIT; trap 'exit 130' INT TERM; \
 	PORT=$(PORT) $(BIN)/gunicorn -c gunicorn.conf.py wsgi:app
 
 test: $(VENV)/.installed  ## the test suite (TEST_DATABASE_URL=postgresql://... for PostgreSQL)

@@ -138,6 +138,14 @@ class Config:
     # The `file` backend writes one .eml per message here (default: instance/outbox).
     MAIL_OUTBOX_DIR = Path(env_str("MAIL_OUTBOX_DIR", str(INSTANCE_DIR / "outbox")))
 
+    # Background work (app.platform.jobs, `flask worker`): how often an idle worker looks
+    # for due jobs, how long finished jobs are kept (done, dead), and the age of the
+    # oldest waiting job past which /readyz reports the workers as behind.
+    JOBS_POLL_SECONDS = env_float("JOBS_POLL_SECONDS", 1.0)
+    JOBS_KEEP_DONE_HOURS = env_float("JOBS_KEEP_DONE_HOURS", 24)
+    JOBS_KEEP_DEAD_DAYS = env_float("JOBS_KEEP_DEAD_DAYS", 30)
+    JOBS_BACKLOG_ALERT_SECONDS = env_float("JOBS_BACKLOG_ALERT_SECONDS", 300)
+
     # Rate limits (Flask-Limiter); memory by default, Redis when workers must share.
     RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
     # Shortcuts on library internals (app.platform.fast): all (default), off, or names.

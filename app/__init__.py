@@ -36,6 +36,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     for register in (
         register_extensions,
         register_area_hooks,
+        register_job_kinds,
         register_blueprints,
         register_errors,
         register_cli,
@@ -110,6 +111,14 @@ def register_area_hooks(app: Flask) -> None:
     )
 
 
+def register_job_kinds(app: Flask) -> None:
+    """Every kind of background job a worker runs (app.platform.jobs), by area."""
+    from app.platform.jobs import install_job_kinds
+    from app.services import identity
+
+    install_job_kinds(app, (*identity.JOB_KINDS,))  # account mail
+
+
 def use_development_keys(app: Flask) -> None:
     """In development, keys left at the well-known default become the instance's own
     random ones (app.platform.devkeys); tests keep the default."""
@@ -145,6 +154,7 @@ def register_extensions(app: Flask) -> None:
         engine_options,
         guard_against_outages,
         ping_when_idle,
+        savepoints_inside_transactions,
     )
     from app.platform.jsonprovider import OrjsonProvider
     from app.platform.logs import configure_logging
@@ -160,6 +170,7 @@ def register_extensions(app: Flask) -> None:
     db.init_app(app)
     with app.app_context():
         enforce_foreign_keys(db.engine)
+        savepoints_inside_transactions(db.engine)
         guard_against_outages(app, db.engine)  # before the idle ping: a refusal pings nothing
         ping_when_idle(db.engine, app.config["DATABASE_PING_AFTER_IDLE_SECONDS"])
     track_sync_changes()

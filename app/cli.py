@@ -1,5 +1,6 @@
 """Command-line tools: `flask users grant-superadmin EMAIL`, `flask seed demo`,
-`flask reports list`, `flask reports resolve ID TEXT`, `flask images sweep [--dry-run]`."""
+`flask reports list`, `flask reports resolve ID TEXT`, `flask images sweep [--dry-run]`,
+`flask worker [--once]` (runs background jobs)."""
 
 from __future__ import annotations
 
@@ -148,6 +149,32 @@ def rotate_code_key(batch_size: int) -> None:
     click.echo(f"done: {trackables.unwrapped(settings)} left under older keys")
 
 
+@click.command("worker")
+@click.option("--once", is_flag=True, help="Run the jobs due now, then exit.")
+@click.option(
+    "--poll-seconds",
+    type=click.FloatRange(min=0.01),
+    default=None,
+    help="Wait between looks for due jobs when idle [default: JOBS_POLL_SECONDS, 1].",
+)
+@click.option("--name", default=None, help="This worker in leases and logs [default: host:pid].")
+def worker(once: bool, poll_seconds: float | None, name: str | None) -> None:
+    """Run background jobs (account mail, ...) until SIGTERM or Ctrl-C.
+
+    Start one or more beside the web server, on any machines sharing the database.
+    SIGTERM lets the current job finish, then exits.
+    """
+    from flask import current_app
+
+    from app.platform import jobs
+
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    poll = poll_seconds if poll_seconds is not None else float(app.config["JOBS_POLL_SECONDS"])
+    ran = jobs.serve(app, poll_seconds=poll, once=once, name=name)
+    if once:
+        click.echo(f"ran {ran} job{'' if ran == 1 else 's'}")
+
+
 def register_cli(app: Flask) -> None:
     app.cli.add_command(users_cli)
     app.cli.add_command(seed_cli)
@@ -155,3 +182,4 @@ def register_cli(app: Flask) -> None:
 
     app.cli.add_command(images_cli)
     app.cli.add_command(trackables_cli)
+    app.cli.add_command(worker)

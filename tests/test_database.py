@@ -96,6 +96,19 @@ def test_every_sqlite_connection_enforces_foreign_keys(app):
             assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
 
 
+def test_a_savepoint_as_the_first_write_ends_with_the_transaction(app):
+    """On SQLite a savepoint opened outside a transaction used to commit at its release:
+    a rolled-back request kept what it wrote inside one. On both databases it must not."""
+    from app.models.user import User
+    from tests.factories import count_rows
+
+    with db.session.begin_nested():
+        db.session.add(User(email="a@example.com", normalized_email="a@example.com",
+                            user_name="ada_walks", password_hash="x"))  # fmt: skip
+    db.session.rollback()
+    assert count_rows(User) == 0
+
+
 def test_sqlite_writers_wait_the_configured_busy_timeout_for_a_lock():
     from app.platform.database import engine_options
 

@@ -6,6 +6,7 @@ from app.models.category import Category
 from app.models.compliance import ContentReport
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
 from app.models.image import ContentImage, ImageTarget
+from app.models.job import Job, JobState
 from app.models.note import Note, NoteComment
 from app.models.note_search import SEARCH_CONFIGS  # and the search index's DDL
 from app.models.ratelimit import RateLimitCounter
@@ -35,6 +36,8 @@ __all__ = [
     "ContentReport",
     "EmailCode",
     "ImageTarget",
+    "Job",
+    "JobState",
     "JourneyStop",
     "LoginFailure",
     "Note",

@@ -1,9 +1,10 @@
 """Outgoing mail through the configured backend (decisions: Identity).
 
 `MAIL_BACKEND`: `console` (default: prints the whole message; refused in production),
-`file` (one `.eml` per message in `MAIL_OUTBOX_DIR`), `smtp` (delivered by a background
-thread, so that a request's answer time does not tell whether a message was sent), and
-`memory` for tests (a list at `app.extensions["mail_outbox"]`).
+`file` (one `.eml` per message in `MAIL_OUTBOX_DIR`), `smtp`, and `memory` for tests (a
+list at `app.extensions["mail_outbox"]`). Delivery is synchronous and raises when it
+fails: it runs in a worker's job (app.platform.jobs), never in a request, and a failed
+delivery is the job's failure, tried again later.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import logging
 import smtplib
 import sys
-import threading
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -52,31 +52,26 @@ def outbox(app: Flask) -> list[Mail]:
     return app.extensions.setdefault("mail_outbox", [])
 
 
-def send(mail: Mail | None) -> threading.Thread | None:
-    """Send through the configured backend; `None` sends nothing. Returns the delivery
-    thread of the smtp backend (tests join it)."""
-    if mail is None:
-        return None
+def deliver(mail: Mail) -> None:
+    """Send `mail` now through the configured backend; an SMTP failure raises (OSError or
+    smtplib.SMTPException) for the job to try again."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     config = app.config
     backend = config["MAIL_BACKEND"]
     if backend == "memory":
         outbox(app).append(mail)
-        return None
+        return
     message = build_message(mail, config["MAIL_FROM"])
     if backend == "file":
         write_eml(message, Path(config["MAIL_OUTBOX_DIR"]))
-        return None
+        return
     if backend == "smtp":
-        thread = threading.Thread(
-            target=deliver_smtp, args=(message, dict(config)), name="mail-smtp", daemon=True
-        )
-        thread.start()
-        return thread
+        deliver_smtp(message, config)
+        log.info("mail to %s delivered: %s", mail.to, mail.subject)
+        return
     if backend != "console":
         log.warning("unknown MAIL_BACKEND %r, printing the message instead", backend)
     print_to_console(mail)
-    return None
 
 
 def print_to_console(mail: Mail) -> None:
@@ -99,15 +94,10 @@ def write_eml(message: EmailMessage, folder: Path) -> Path:
 
 
 def deliver_smtp(message: EmailMessage, config: Mapping[str, Any]) -> None:
-    """Deliver one message; failures are logged (the request has already been answered)."""
-    try:
-        with smtplib.SMTP(
-            config["MAIL_SMTP_HOST"], int(config["MAIL_SMTP_PORT"]), timeout=30
-        ) as smtp:
-            if config["MAIL_SMTP_STARTTLS"]:
-                smtp.starttls()
-            if config["MAIL_SMTP_USER"]:
-                smtp.login(config["MAIL_SMTP_USER"], config["MAIL_SMTP_PASSWORD"])
-            smtp.send_message(message)
-    except (OSError, smtplib.SMTPException):
-        log.exception("could not deliver mail to %s", message["To"])
+    """Hand one message to the SMTP server; refused, unreachable or rejected raises."""
+    with smtplib.SMTP(config["MAIL_SMTP_HOST"], int(config["MAIL_SMTP_PORT"]), timeout=30) as smtp:
+        if config["MAIL_SMTP_STARTTLS"]:
+            smtp.starttls()
+        if config["MAIL_SMTP_USER"]:
+            smtp.login(config["MAIL_SMTP_USER"], config["MAIL_SMTP_PASSWORD"])
+        smtp.send_message(message)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from contextlib import suppress
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from flask import (
 
 from app.errors import problem
 from app.extensions import db
+from app.platform import jobs
 from app.platform.database import RETRY_AFTER_SECONDS, check_database, note_failure
 from app.storage import tiles
 
@@ -34,11 +36,19 @@ def healthz() -> Response:
     return jsonify(status="ok")
 
 
+BEHIND_WARNING_EVERY_SECONDS = 60.0  # probes come every few seconds: one line a minute
+_warned_behind = [float("-inf")]
+
+
 @web.get("/readyz")
 def readyz() -> Response:
-    """The process can serve: the database answers."""
+    """The process can serve: the database answers. Also the background work's backlog:
+    jobs due and waiting, how long the oldest has waited, dead jobs, and `behind` once
+    that wait passes JOBS_BACKLOG_ALERT_SECONDS (no worker runs, or too few). A backlog
+    does not make the web process unready: it reports, the operator's monitor alerts."""
     try:
         check_database(db.session, current_app.config)
+        waiting = jobs.backlog(db.session)
     except Exception as error:  # any driver error means "not ready"
         note_failure(error)
         with suppress(Exception):  # the connection may have died with the database
@@ -51,7 +61,20 @@ def readyz() -> Response:
             code="database_unavailable",
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
-    return jsonify(status="ready")
+    oldest = waiting.oldest_waiting_seconds
+    behind = oldest is not None and oldest > float(current_app.config["JOBS_BACKLOG_ALERT_SECONDS"])
+    if behind and time.monotonic() - _warned_behind[0] > BEHIND_WARNING_EVERY_SECONDS:
+        _warned_behind[0] = time.monotonic()
+        current_app.logger.warning("background jobs are behind: the oldest has waited %ds", oldest)
+    return jsonify(
+        status="ready",
+        jobs={
+            "waiting": waiting.waiting,
+            "oldestWaitingSeconds": round(oldest, 3) if oldest is not None else None,
+            "dead": waiting.dead,
+            "behind": behind,
+        },
+    )
 
 
 @web.get("/api/docs/assets/<path:filename>")

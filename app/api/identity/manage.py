@@ -19,7 +19,6 @@ from app.api.identity.schemas import (
 from app.auth import current_viewer
 from app.extensions import db
 from app.hooks import area_hooks
-from app.platform.mail import send
 from app.services import identity
 
 PREFERENCES = ("experience_mode", "map_source")
@@ -47,7 +46,7 @@ def update_account_info(data: dict[str, Any]) -> dict[str, Any]:
     changes unless the whole request is valid. Answers the account info.
     """
     viewer = current_viewer()
-    mail = identity.update_account_info(
+    identity.update_account_info(
         viewer,
         config=current_app.config,
         new_email=data.get("new_email"),
@@ -56,7 +55,6 @@ def update_account_info(data: dict[str, Any]) -> dict[str, Any]:
         preferences={name: data[name] for name in PREFERENCES if name in data},
     )
     db.session.commit()
-    send(mail)
     return identity.account_info(viewer)
 
 

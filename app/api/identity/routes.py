@@ -6,7 +6,6 @@ strings they expect. manage/* and DELETE /api/account are in `manage`.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -28,10 +27,8 @@ from app.auth import issue_access_token
 from app.errors import PROBLEM_JSON, Unauthorized, ValidationFailed
 from app.extensions import db, limiter
 from app.models.user import User
-from app.platform.mail import Mail, send
 from app.services import identity
 
-log = logging.getLogger(__name__)
 blp = Blueprint(
     "identity", __name__, url_prefix="/api", description="Identity and account (bearer tokens)"
 )
@@ -91,30 +88,6 @@ def empty_ok() -> Response:
     return Response(status=200)
 
 
-def answer_first(work: Callable[[], Mail | None]) -> Response:
-    """200 with an empty body at once; `work` (its writes committed) and the mail it makes
-    run once the answer has gone out. Whether an account has the address decides how much
-    work there is (a code stored, a message sent), so doing it before answering would let
-    the answer's timing tell who is registered."""
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
-    response = empty_ok()
-
-    def run() -> None:
-        with app.app_context():
-            try:
-                mail = work()
-                db.session.commit()
-                send(mail)
-            except Exception:
-                db.session.rollback()
-                log.exception("account mail work after the answer failed")
-            finally:
-                db.session.remove()
-
-    response.call_on_close(run)
-    return response
-
-
 def token_response(user: User, refresh_token: str) -> dict[str, Any]:
     expires = current_app.config["JWT_ACCESS_TOKEN_EXPIRES"]
     seconds = int(expires.total_seconds()) if isinstance(expires, timedelta) else int(expires)
@@ -132,7 +105,7 @@ def token_response(user: User, refresh_token: str) -> dict[str, Any]:
 @blp.route("/auth/register", methods=["POST"])
 @rate_limited("RATE_LIMIT_REGISTER")
 @blp.arguments(RegisterSchema)
-@blp.response(200, description="Registered; a confirmation mail was sent. Empty body.")
+@blp.response(200, description="Registered; a confirmation mail is on its way. Empty body.")
 def register(data: dict[str, Any]) -> Response:
     """Register an account
 
@@ -141,9 +114,8 @@ def register(data: dict[str, Any]) -> Response:
     (invalid or taken), `userName` (format, reserved or taken), `password` (8-128
     characters, not a common password, not the email or user name).
     """
-    mail = identity.register(**data, config=current_app.config)
+    identity.register(**data, config=current_app.config)
     db.session.commit()
-    send(mail)
     return empty_ok()
 
 
@@ -250,10 +222,11 @@ def resend_confirmation_email(data: dict[str, Any]) -> Response:
     """Send the confirmation mail again
 
     Always 200 with an empty body, in the same time, whether or not an unconfirmed account
-    has this email: the answer tells nobody who is registered.
+    has this email: the answer tells nobody who is registered. The mail follows shortly.
     """
-    email, config = data["email"], current_app.config
-    return answer_first(lambda: identity.resend_confirmation(email, config=config))
+    identity.resend_confirmation(data["email"])
+    db.session.commit()
+    return empty_ok()
 
 
 @blp.route("/auth/forgotPassword", methods=["POST"])
@@ -264,10 +237,11 @@ def forgot_password(data: dict[str, Any]) -> Response:
     """Mail a password reset code
 
     Always 200 with an empty body, in the same time, whether or not an account has this
-    email. The code works once and expires after a day.
+    email. The code works once and expires after a day. The mail follows shortly.
     """
-    email, config = data["email"], current_app.config
-    return answer_first(lambda: identity.forgot_password(email, config=config))
+    identity.forgot_password(data["email"])
+    db.session.commit()
+    return empty_ok()
 
 
 @blp.route("/auth/resetPassword", methods=["POST"])

@@ -24,6 +24,7 @@ from app.platform.database.locks import (
     lock_for_write,
     lock_rows,
     on_write_lock,
+    savepoints_inside_transactions,
 )
 from app.platform.database.outages import (
     CONFLICT_CODES,
@@ -64,4 +65,5 @@ __all__ = [
     "prepared",
     "prepared_statements_on",
     "register_outage_answers",
+    "savepoints_inside_transactions",
 ]

@@ -7,8 +7,9 @@ import hashlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from sqlalchemy import inspect, select, text
+from sqlalchemy import event, inspect, select, text
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import (
     Mapper,
     Session,
@@ -84,6 +85,21 @@ def begin_immediate(connection: Any) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
         for callback in _after_write_lock:
             callback(connection)
+
+
+def savepoints_inside_transactions(engine: Engine) -> None:
+    """SQLite: a SAVEPOINT outside a transaction starts one that its RELEASE commits (the
+    driver begins transactions only before INSERT, UPDATE or DELETE), so a savepoint as a
+    request's first write (a registration's insert) would commit it at once, before the
+    request's other writes (the job of its confirmation mail) and whatever failure comes
+    next. On the app's engine the write lock is taken first (BEGIN IMMEDIATE, as any write
+    takes it), so a savepoint nests in the request's transaction and ends with it."""
+    if engine.dialect.name != "sqlite":
+        return
+
+    @event.listens_for(engine, "savepoint")
+    def begin_first(connection: Any, name: str) -> None:
+        begin_immediate(connection)
 
 
 def lock_for_write(

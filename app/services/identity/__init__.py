@@ -1,6 +1,8 @@
 """Identity and accounts (contract: Identity; Authentication): register, sign in, tokens,
-email codes, two-factor, account management and deletion."""
+email codes, two-factor, account management and deletion; `JOB_KINDS` sends account
+mail from a worker."""
 
+from app.services.identity.account_mail import JOB_KINDS
 from app.services.identity.accounts import (
     RESERVED_USER_NAMES,
     USER_NAME,
@@ -22,6 +24,7 @@ from app.services.identity.two_factor import manage_two_factor
 
 __all__ = [
     "FAILED",
+    "JOB_KINDS",
     "RESERVED_USER_NAMES",
     "USER_NAME",
     "SignIn",

@@ -1,6 +1,7 @@
 """Accounts (contract: Identity and account, Authentication; decisions: Identity):
 registration, password rules, email confirmation and change, password reset, the
-manage/info settings and account deletion. Sign-in is in `sign_in`, lockout in `lockout`.
+manage/info settings and account deletion. Sign-in is in `sign_in`, lockout in `lockout`;
+the mail these use cases ask for is written and sent later by a worker (`account_mail`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from sqlalchemy import exc, func, select
 
@@ -19,8 +19,8 @@ from app.errors import Unauthorized, ValidationFailed
 from app.extensions import db
 from app.hooks import AccountCleanup
 from app.models.user import User
+from app.platform import jobs
 from app.platform.database import get_for_write
-from app.platform.mail import Mail
 from app.services.identity import tokens
 from app.services.identity.lockout import forget_failures
 from app.services.identity.passwords import hash_password, verify_password
@@ -50,6 +50,12 @@ OLD_REQUIRED_MESSAGE = (
 CURRENT_REQUIRED_MESSAGE = "The current password is required to change the email address."
 INCORRECT_MESSAGE = "Incorrect password."
 INVALID_CODE = "Invalid token."
+
+# The job kinds of account mail (handlers in `account_mail`). Payloads name the address or
+# the account, never a code: the code is made when the mail is written.
+CONFIRMATION_MAIL = "identity.confirmation_mail"
+EMAIL_CHANGE_MAIL = "identity.email_change_mail"
+PASSWORD_RESET_MAIL = "identity.password_reset_mail"  # noqa: S105 - a job kind
 
 
 def normalize_email(email: str) -> str:
@@ -105,8 +111,8 @@ def set_password(user: User, password: str) -> None:
 # --- registration and email codes --------------------------------------------------------
 
 
-def register(*, email: str, user_name: str, password: str, config: Mapping[str, Any]) -> Mail:
-    """Create an account and return its confirmation mail (no token: contract)."""
+def register(*, email: str, user_name: str, password: str, config: Mapping[str, Any]) -> User:
+    """Create an account and ask for its confirmation mail (no token: contract)."""
     normalized = normalize_email(email)
     errors: dict[str, list[str]] = {}
     if email_taken(normalized):
@@ -137,60 +143,20 @@ def register(*, email: str, user_name: str, password: str, config: Mapping[str, 
         raise ValidationFailed(
             {"userName": [f"User name '{user_name}' is already taken."]}
         ) from None
-    return confirmation_mail(user, email=user.email, config=config)
+    jobs.enqueue(CONFIRMATION_MAIL, {"email": user.email})
+    return user
 
 
-def _link(config: Mapping[str, Any], path: str, **query: str) -> str:
-    return f"{config['PUBLIC_BASE_URL'].rstrip('/')}{path}?{urlencode(query)}"
+def resend_confirmation(email: str) -> None:
+    """Ask for a new confirmation mail to `email`. The worker finds out whether an
+    unconfirmed account has it; here every address costs the same (one job row), so the
+    answer's timing tells nobody who is registered."""
+    jobs.enqueue(CONFIRMATION_MAIL, {"email": email})
 
 
-def confirmation_mail(
-    user: User | None, *, email: str, config: Mapping[str, Any], change: bool = False
-) -> Mail:
-    """The mail with a confirmation link; with no user, the same work on a throwaway code."""
-    purpose = tokens.CHANGE_EMAIL if change else tokens.CONFIRM_EMAIL
-    code = tokens.issue_email_code(user, purpose, email=email, config=config)
-    query = {"userId": str(user.id) if user else "", "code": code}
-    if change:
-        query["changedEmail"] = email
-    link = _link(config, "/api/auth/confirmEmail", **query)
-    hours = config["EMAIL_CODE_HOURS"]
-    return Mail(
-        to=email,
-        subject="Confirm your email",
-        text=(
-            "Please confirm your email address for Location Notes by opening this link:\n\n"
-            f"{link}\n\nThe link works once and expires in {hours} hours. If you did not "
-            "ask for this, you can ignore this message.\n"
-        ),
-    )
-
-
-def resend_confirmation(email: str, *, config: Mapping[str, Any]) -> Mail | None:
-    """A new confirmation mail for an unconfirmed account; the same work and the same
-    answer (None to send) for an unknown or confirmed address."""
-    user = find_user_by_email(normalize_email(email))
-    target = user if user is not None and not user.is_email_confirmed else None
-    mail = confirmation_mail(target, email=target.email if target else email, config=config)
-    return mail if target is not None else None
-
-
-def forgot_password(email: str, *, config: Mapping[str, Any]) -> Mail | None:
-    """A reset-code mail for an existing account; the same work for an unknown address."""
-    user = find_user_by_email(normalize_email(email))
-    code = tokens.issue_email_code(
-        user, tokens.RESET_PASSWORD, email=user.email if user else email, config=config
-    )
-    mail = Mail(
-        to=user.email if user else email,
-        subject="Reset your password",
-        text=(
-            "Use this code to reset your Location Notes password:\n\n"
-            f"{code}\n\nThe code works once and expires in {config['EMAIL_CODE_HOURS']} "
-            "hours. If you did not ask for this, you can ignore this message.\n"
-        ),
-    )
-    return mail if user is not None else None
+def forgot_password(email: str) -> None:
+    """Ask for a reset-code mail to `email`, sent only if an account has it (as above)."""
+    jobs.enqueue(PASSWORD_RESET_MAIL, {"email": email})
 
 
 def reset_password(
@@ -268,10 +234,10 @@ def update_account_info(
     new_password: str | None = None,
     old_password: str | None = None,
     preferences: Mapping[str, str | None] | None = None,
-) -> Mail | None:
+) -> None:
     """Change password (needs the old one), start an email change (needs the current
     password; the new address is confirmed by a mailed link) and save preferences.
-    Nothing changes unless every part is valid. Returns the confirmation mail to send."""
+    Nothing changes unless every part is valid."""
     user = viewer.account
     changes_email = bool(new_email) and normalize_email(new_email or "") != user.normalized_email
     errors: dict[str, list[str]] = {}
@@ -296,11 +262,9 @@ def update_account_info(
         setattr(user, name, value)
     if new_password:
         set_password(user, new_password)
-    mail = None
     if changes_email and new_email:
-        mail = confirmation_mail(user, email=new_email.strip(), config=config, change=True)
+        jobs.enqueue(EMAIL_CHANGE_MAIL, {"user_id": str(user.id), "email": new_email.strip()})
     db.session.flush()
-    return mail
 
 
 # --- account deletion --------------------------------------------------------------------

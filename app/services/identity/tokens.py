@@ -142,34 +142,31 @@ def _serializer(purpose: str, config: Mapping[str, Any]) -> URLSafeTimedSerializ
     return URLSafeTimedSerializer(config["SECRET_KEY"], salt=f"location-notes.{purpose}")
 
 
-def issue_email_code(
-    user: User | None, purpose: str, *, email: str, config: Mapping[str, Any]
-) -> str:
-    """A signed, expiring, single-use code. With no user the same signing work is done and
-    nothing is stored, so callers answer unknown emails as fast as known ones."""
+def new_email_code(
+    user: User, purpose: str, *, email: str, config: Mapping[str, Any]
+) -> tuple[str, EmailCode]:
+    """A signed, expiring, single-use code, and the row that makes it usable, not yet
+    added to the session: account mail adds the row once the mail has gone out, so no
+    lock is held while the mail server answers, and a failed delivery stores nothing."""
     now = utcnow()
     nonce = secrets.token_urlsafe(24)
     payload = {
-        "u": str(user.id if user is not None else uuid.uuid4()),
+        "u": str(user.id),
         "p": purpose,
         "n": nonce,
         # A password reset or change rotates the stamp: outstanding reset codes die with it.
-        "s": user.security_stamp if user is not None else uuid.uuid4().hex,
+        "s": user.security_stamp,
     }
     code = _serializer(purpose, config).dumps(payload)
-    if user is not None:
-        db.session.add(
-            EmailCode(
-                nonce_hash=sha256_hex(nonce),
-                user_id=user.id,
-                purpose=purpose,
-                email=email,
-                created_utc=now,
-                expires_utc=now + timedelta(hours=config["EMAIL_CODE_HOURS"]),
-            )
-        )
-        db.session.flush()
-    return code
+    row = EmailCode(
+        nonce_hash=sha256_hex(nonce),
+        user_id=user.id,
+        purpose=purpose,
+        email=email,
+        created_utc=now,
+        expires_utc=now + timedelta(hours=config["EMAIL_CODE_HOURS"]),
+    )
+    return code, row
 
 
 def check_email_code(

@@ -1,4 +1,5 @@
-"""Helpers shared by the identity tests: the memory outbox, codes from mails, TOTP codes."""
+"""Helpers shared by the identity tests: the memory outbox (once the worker has sent the
+due mail), codes from mails, TOTP codes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from urllib.parse import parse_qs, urlsplit
 import pyotp
 from flask import Flask
 
-from app.platform.mail import Mail, outbox
+from app.platform.mail import Mail
+from tests.jobs import delivered_mail
 
 LOGIN_URL = "/api/auth/login?useCookies=false&useSessionCookies=false"
 STRONG_PASSWORD = "walking-by-the-river-42"
@@ -25,7 +27,8 @@ SIGN_IN_CODES = {
 
 
 def mails_to(app: Flask, address: str) -> list[Mail]:
-    return [mail for mail in outbox(app) if mail.to.lower() == address.lower()]
+    """The mail delivered to `address`, the due account-mail jobs run first."""
+    return [mail for mail in delivered_mail(app) if mail.to.lower() == address.lower()]
 
 
 def last_mail_to(app: Flask, address: str) -> Mail:

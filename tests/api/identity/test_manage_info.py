@@ -7,7 +7,6 @@ import pytest
 
 from app.extensions import db
 from app.models.user import User
-from app.platform.mail import outbox
 from tests.api.identity.helpers import (
     OTHER_STRONG_PASSWORD,
     bearer,
@@ -17,6 +16,7 @@ from tests.api.identity.helpers import (
 )
 from tests.conftest import assert_problem
 from tests.factories import DEFAULT_PASSWORD, login, make_user
+from tests.jobs import delivered_mail
 
 INFO = "/api/auth/manage/info"
 
@@ -221,7 +221,7 @@ def test_same_email_in_another_case_is_no_change_and_sends_no_mail(app, api):
     user = make_user(email="ada@example.com")
     response = post_info(api, user, newEmail="ADA@example.com", oldPassword=DEFAULT_PASSWORD)
     assert response.status_code == 200
-    assert outbox(app) == []
+    assert delivered_mail(app) == []
 
 
 def test_each_request_sees_its_own_caller(api):

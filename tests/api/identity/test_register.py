@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from app.extensions import db
+from app.models.job import Job
 from app.models.user import User
-from app.platform.mail import outbox
 from tests.api.identity.helpers import STRONG_PASSWORD, last_mail_to, register
 from tests.conftest import assert_problem
 from tests.factories import login, make_user
+from tests.jobs import delivered_mail
 
 
 def test_register_answers_200_with_an_empty_body_and_no_token(api):
@@ -123,4 +124,5 @@ def test_every_service_rule_failure_is_reported_at_once(api):
 def test_a_rejected_registration_creates_nothing_and_mails_nothing(app, api):
     register(api, "ada@example.com", "admin")
     assert db.session.query(User).count() == 0
-    assert outbox(app) == []
+    assert db.session.query(Job).count() == 0
+    assert delivered_mail(app) == []

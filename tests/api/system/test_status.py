@@ -208,7 +208,9 @@ def test_beta_android_metadata(api):
 
 def test_healthz_and_readyz(api):
     assert api.get("/healthz").get_json() == {"status": "ok"}
-    assert api.get("/readyz").get_json() == {"status": "ready"}
+    ready = api.get("/readyz").get_json()
+    assert ready["status"] == "ready"
+    assert ready["jobs"]["waiting"] == 0  # the backlog: tests/platform/test_jobs.py
 
 
 def test_readyz_is_503_problem_when_database_is_unreachable(database_url, tmp_path):

@@ -1,0 +1,229 @@
+"""The queue's reads and writes: enqueue in the caller's transaction, claim a due job
+under a lease, record what became of it, clean up, and measure the backlog.
+
+Claiming: on PostgreSQL `SELECT ... FOR UPDATE SKIP LOCKED` picks the oldest due job no
+other worker is claiming, then the lease is written and committed; on SQLite the claim
+runs under `BEGIN IMMEDIATE` (the database's write lock), so claims take turns. Either
+way no two workers hold one job's lease at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy.orm import Session, scoped_session
+
+from app.models.base import new_id, utcnow
+from app.models.job import Job, JobState
+from app.platform.database import begin_immediate
+from app.platform.jobs.kinds import JobKind, Registry, Task, job_kinds
+from app.platform.metrics import counter
+
+log = logging.getLogger(__name__)
+
+AnySession = Session | scoped_session[Any]
+ERROR_MAX_LENGTH = 2000
+
+DONE = counter("jobs_done_total", "Jobs run to success.")
+RETRIED = counter("jobs_retried_total", "Failed job runs that will be tried again.")
+DEAD = counter("jobs_dead_total", "Jobs given up: attempts or age ran out, or the handler gave up.")
+
+
+def app_session() -> Any:
+    """The current app's scoped session (Flask-SQLAlchemy's; the platform does not import
+    app.extensions, which builds on it)."""
+    return current_app.extensions["sqlalchemy"].session
+
+
+def enqueue(
+    kind: str,
+    payload: Mapping[str, Any],
+    *,
+    delay: timedelta | None = None,
+    session: AnySession | None = None,
+) -> Job:
+    """Add a job of a registered `kind` to the caller's transaction: it exists if and
+    only if that transaction commits. `payload` must be plain JSON (ids as strings); keep
+    secrets out of it, as the row outlives the work (`JOBS_KEEP_DONE_HOURS`)."""
+    job_kinds()[kind]  # an unknown kind is a programming error: fail where it is made
+    now = utcnow()
+    job = Job(
+        id=new_id(),  # known at once: a caller may name its job (a key for idempotence)
+        kind=kind,
+        payload=json.loads(json.dumps(dict(payload))),  # TypeError here, not in a worker
+        state=JobState.QUEUED,
+        run_after_utc=now + delay if delay else now,
+        attempts=0,
+        created_utc=now,
+    )
+    (session or app_session()).add(job)
+    return job
+
+
+def _due(now: datetime, names: tuple[str, ...]) -> Any:
+    return (
+        select(Job)
+        .where(
+            Job.state == JobState.QUEUED,
+            Job.run_after_utc <= now,
+            Job.kind.in_(names),
+            or_(Job.locked_until_utc.is_(None), Job.locked_until_utc < now),
+        )
+        .order_by(Job.run_after_utc)
+        .limit(1)
+    )
+
+
+def claim(session: AnySession, kinds: Registry, worker: str, now: datetime) -> Task | None:
+    """Take the lease of the oldest due job of a kind in `kinds` and commit it; None when
+    nothing is due. A job whose earlier runs all died with their worker (leases ran out
+    `max_attempts` times) is marked dead instead of being run again."""
+    names = kinds.names
+    statement = _due(now, names)
+    while names:
+        if session.get_bind().dialect.name == "sqlite":
+            # Look before taking the write lock: an idle worker polls without holding up
+            # the web requests that write.
+            found = session.scalar(statement.with_only_columns(Job.id))
+            session.rollback()
+            if found is None:
+                return None
+            begin_immediate(session.connection())
+        job = session.scalars(statement.with_for_update(skip_locked=True)).first()
+        if job is None:
+            session.rollback()
+            return None
+        kind = kinds[job.kind]
+        if job.attempts >= kind.max_attempts:
+            earlier = f"; before that {job.last_error}" if job.last_error else ""
+            _bury(job, now, f"the lease ran out: its worker stopped during the run{earlier}")
+            dead = (job.kind, job.id, job.attempts, job.last_error)
+            session.commit()
+            count_dead(*dead)
+            continue
+        job.attempts += 1
+        job.locked_until_utc = now + kind.lease
+        job.locked_by = worker
+        task = Task(
+            id=job.id,
+            kind=job.kind,
+            payload=job.payload,
+            attempt=job.attempts,
+            config=current_app.config,
+        )
+        session.commit()
+        return task
+    return None
+
+
+def _held(task: Task, worker: str) -> Any:
+    """The job of `task` while `worker` still holds its lease."""
+    return (
+        update(Job)
+        .where(Job.id == task.id, Job.state == JobState.QUEUED, Job.locked_by == worker)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def finish(session: AnySession, task: Task, worker: str, now: datetime) -> bool:
+    """Mark the job done in the handler's transaction (the caller commits). False when
+    the lease was lost meanwhile (another worker has it): the job may run twice."""
+    result = session.execute(
+        _held(task, worker).values(
+            state=JobState.DONE, finished_utc=now, locked_until_utc=None, locked_by=None
+        )
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+def fail(
+    session: AnySession,
+    task: Task,
+    kind: JobKind,
+    worker: str,
+    error: BaseException,
+    now: datetime,
+    *,
+    retry_delay: timedelta | None,
+) -> JobState | None:
+    """Record a failed run (the caller commits): the job waits `retry_delay`, or is dead
+    when that is None, its attempts are spent or the retry would pass its `max_age`.
+    None when the lease was lost meanwhile (another worker runs the job now)."""
+    message = f"{type(error).__name__}: {error}"[:ERROR_MAX_LENGTH]
+    job = session.get(Job, task.id, populate_existing=True)
+    if job is None or job.state is not JobState.QUEUED or job.locked_by != worker:
+        return None
+    retry_at = now + retry_delay if retry_delay is not None else None
+    if (
+        retry_at is None
+        or job.attempts >= kind.max_attempts
+        or retry_at - job.created_utc > kind.max_age
+    ):
+        _bury(job, now, message)
+        return JobState.DEAD
+    job.run_after_utc = retry_at
+    job.locked_until_utc = job.locked_by = None
+    job.last_error = message
+    return JobState.QUEUED
+
+
+def _bury(job: Job, now: datetime, message: str) -> None:
+    job.state = JobState.DEAD
+    job.finished_utc = now
+    job.locked_until_utc = job.locked_by = None
+    job.last_error = message[:ERROR_MAX_LENGTH]
+
+
+def count_dead(kind: str, job_id: Any, attempts: int, error: str | None) -> None:
+    """Count and log a job given up (once its dead mark is committed)."""
+    DEAD.inc()
+    log.error("job %s (%s) is dead after %d run(s): %s", job_id, kind, attempts, error)
+
+
+def remove_finished(
+    session: AnySession, *, now: datetime, keep_done: timedelta, keep_dead: timedelta
+) -> int:
+    """Delete done jobs older than `keep_done` and dead ones older than `keep_dead` (the
+    caller commits). How many went."""
+    result = session.execute(
+        delete(Job)
+        .where(
+            or_(
+                (Job.state == JobState.DONE) & (Job.finished_utc < now - keep_done),
+                (Job.state == JobState.DEAD) & (Job.finished_utc < now - keep_dead),
+            )
+        )
+        .execution_options(synchronize_session=False)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """Jobs due and not being run (`waiting`), how long the oldest of them has been due,
+    and how many are dead: a growing age means no worker runs, or too few."""
+
+    waiting: int
+    oldest_waiting_seconds: float | None
+    dead: int
+
+
+def backlog(session: AnySession, now: datetime | None = None) -> Backlog:
+    moment = now or utcnow()
+    waiting, oldest = session.execute(
+        select(func.count(), func.min(Job.run_after_utc)).where(
+            Job.state == JobState.QUEUED,
+            Job.run_after_utc <= moment,
+            or_(Job.locked_until_utc.is_(None), Job.locked_until_utc < moment),
+        )
+    ).one()
+    dead = session.scalar(select(func.count()).where(Job.state == JobState.DEAD)) or 0
+    age = (moment - oldest).total_seconds() if oldest is not None else None
+    return Backlog(waiting=int(waiting), oldest_waiting_seconds=age, dead=int(dead))
