@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import io
 import re
+import time
 import uuid
 from datetime import datetime
 from email import message_from_bytes
@@ -137,16 +138,20 @@ class Flow:
         self.call("identity.post_api_auth_register", 200, client=self.anonymous, body=body)
 
     def confirmation_link(self) -> tuple[uuid.UUID, str]:
-        """The confirmation mail's link, read from the mail backend's folder (not the API)."""
-        for path in sorted(self.outbox.glob("*.eml")):
-            message = message_from_bytes(path.read_bytes())
-            if message["To"] != self.email:
-                continue
-            text = message.get_payload(decode=True).decode()
-            link = re.search(r"\S+/api/auth/confirmEmail\?\S+", text)
-            assert link, text
-            query = parse_qs(urlsplit(link.group(0)).query)
-            return uuid.UUID(query["userId"][0]), query["code"][0]
+        """The confirmation mail's link, read from the mail backend's folder (not the API)
+        once the worker has sent it."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            for path in sorted(self.outbox.glob("*.eml")):
+                message = message_from_bytes(path.read_bytes())
+                if message["To"] != self.email:
+                    continue
+                text = message.get_payload(decode=True).decode()
+                link = re.search(r"\S+/api/auth/confirmEmail\?\S+", text)
+                assert link, text
+                query = parse_qs(urlsplit(link.group(0)).query)
+                return uuid.UUID(query["userId"][0]), query["code"][0]
+            time.sleep(0.2)
         raise AssertionError(f"no confirmation mail to {self.email} in {self.outbox}")
 
     def confirm(self) -> None:

@@ -6,6 +6,9 @@ the scripted flow of flow.py against the service under gunicorn, on the test dat
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,8 +35,20 @@ def served(app, database_url: str, tmp_path: Path) -> Iterator[tuple[str, Path]]
         "MAP_TILE_ROOT": str(tmp_path / "tiles"),
         "ACCESS_LOG": "off",
     }
-    with gunicorn_serving(settings) as port:
-        yield f"http://127.0.0.1:{port}", outbox
+    # The worker beside the server, as `make run` starts them: it sends the account mail.
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "flask", "--app", "wsgi", "worker", "--poll-seconds", "0.2"],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "LOG_LEVEL": "WARNING", **settings},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with gunicorn_serving(settings) as port:
+            yield f"http://127.0.0.1:{port}", outbox
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
 
 
 def test_a_client_generated_from_the_document_runs_the_integrator_flow(served, tmp_path):
