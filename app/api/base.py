@@ -1,9 +1,11 @@
 """What every API area builds on: our Api and Blueprint, the camelCase Schema, the request
-parser (validation is 400 problem details, never 422), and the Guid / UtcDateTime fields.
+parser (validation is 400 problem details, never 422), RequestSchema (a body refuses a field
+it does not know unless its resource's read model has it), and the Guid / UtcDateTime fields.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from collections.abc import Callable, Mapping
@@ -14,6 +16,7 @@ from typing import Any, ClassVar
 import flask_smorest
 import marshmallow as ma
 from apispec import BasePlugin
+from apispec.ext.marshmallow.common import resolve_schema_instance
 from flask import Flask, Request, Response, g, request
 from flask_jwt_extended import verify_jwt_in_request
 from flask_smorest.fields import Upload
@@ -76,6 +79,13 @@ def _boolean_keys(schema: ma.Schema) -> list[str]:
 
 class Parser(FlaskParser):
     DEFAULT_VALIDATION_STATUS = 400
+    # A body (JSON, a form, a multipart form's parts) is loaded with its schema's own
+    # rule: RequestSchema refuses unknown fields. Query strings, headers and cookies keep
+    # webargs' EXCLUDE: a parameter added by a client or a cache (`_=...`) is ignored.
+    DEFAULT_UNKNOWN_BY_LOCATION = {  # noqa: RUF012 - webargs declares it without ClassVar
+        **FlaskParser.DEFAULT_UNKNOWN_BY_LOCATION,
+        "files": None,
+    }
 
     def _raw_load_json(self, req: Request) -> Any:
         body = req.get_data(cache=True)
@@ -161,12 +171,115 @@ class Schema(ma.Schema):
     """snake_case attributes in Python, camelCase names on the wire."""
 
     class Meta:
-        # Tolerant reader: fields a client sends that we do not know are ignored, so older
-        # and newer clients keep working; every known field is still validated.
+        # Records and query strings: a query parameter we do not know is ignored (clients
+        # and caches add their own, such as `_=...`), and the document leaves records open
+        # (a newer server may add a field). Request bodies are RequestSchema: strict.
         unknown = ma.EXCLUDE
 
     def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
         field_obj.data_key = camelcase(field_obj.data_key or field_name)
+
+
+UNKNOWN_FIELD = "Unknown field."
+
+
+class _Without(Mapping[str, Any]):
+    """`data` without some keys; reads go through `data` (a webargs proxy of a multipart
+    form answers a list field with all its values)."""
+
+    def __init__(self, data: Mapping[str, Any], hidden: frozenset[str]) -> None:
+        self.data, self.hidden = data, hidden
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self.hidden:
+            raise KeyError(key)
+        return self.data[key]
+
+    def __iter__(self) -> Any:
+        return (key for key in self.data if key not in self.hidden)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+@functools.cache
+def _read_model_keys(read_models: tuple[type[ma.Schema], ...]) -> frozenset[str]:
+    return frozenset(
+        field.data_key or name for model in read_models for name, field in model().fields.items()
+    )
+
+
+class RequestSchema(Schema):
+    """A request body (JSON, a multipart form, an object nested in one, a sync record).
+
+    A field that is neither one of its own nor one of the resource's read model is refused:
+    400 naming it ("Unknown field.", dotted when nested), so a misspelt field is never
+    dropped without a word. The read model's fields (`read_models`: what a client read and
+    may send back whole, `noteId`, `updatedUtc`, ...) are accepted and ignored unless the
+    body has a field of that name, which is validated as usual. Every body schema and
+    every schema nested in one is a RequestSchema and says which read models it tolerates,
+    () for none (Blueprint.arguments refuses other body schemas). In a query string the
+    same schema still ignores what it does not know (the parser loads queries with
+    EXCLUDE)."""
+
+    class Meta:
+        unknown = ma.RAISE
+
+    read_models: ClassVar[tuple[type[ma.Schema], ...]]
+
+    def own_fields(self) -> frozenset[str]:
+        """The wire names of this body's fields."""
+        return frozenset(field.data_key or name for name, field in self.load_fields.items())
+
+    def tolerated_fields(self) -> frozenset[str]:
+        """The read models' wire names that are not fields of this body."""
+        return _read_model_keys(type(self).read_models) - self.own_fields()
+
+    def unknown_fields(self, data: Mapping[str, Any]) -> dict[str, list[str]]:
+        """The keys of `data` this body refuses (its own level only), as errors."""
+        allowed = self.own_fields() | _read_model_keys(type(self).read_models)
+        return {str(key): [UNKNOWN_FIELD] for key in data if key not in allowed}
+
+    @ma.pre_load
+    def _ignore_read_model_fields(self, data: Any, *, unknown: str | None, **_: Any) -> Any:
+        if unknown != ma.RAISE or not isinstance(data, Mapping):
+            return data
+        echoed = self.tolerated_fields() & set(data)
+        if not echoed:
+            return data
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if key not in echoed}
+        return _Without(data, frozenset(echoed))
+
+
+BODY_LOCATIONS = frozenset({"json", "form", "files", "json_or_form"})
+
+
+def body_schema_problems(schema: ma.Schema, path: str = "body") -> list[str]:
+    """Why `schema` (a body, with the schemas nested in it) would not refuse unknown
+    fields; empty when it does."""
+    problems: list[str] = []
+    seen: set[type] = set()
+
+    def visit(current: ma.Schema, where: str) -> None:
+        if type(current) in seen:
+            return
+        seen.add(type(current))
+        name = type(current).__name__
+        if not isinstance(current, RequestSchema):
+            problems.append(f"{where}: {name} is not a RequestSchema")
+            return
+        if not hasattr(type(current), "read_models"):
+            problems.append(f"{where}: {name} declares no read_models (() for none)")
+        if current.unknown != ma.RAISE:
+            problems.append(f"{where}: {name} does not refuse unknown fields")
+        for field_name, field in current.load_fields.items():
+            inner = field.inner if isinstance(field, fields.List) else field
+            if isinstance(inner, fields.Nested) and isinstance(inner.schema, ma.Schema):
+                visit(inner.schema, f"{where}.{field.data_key or field_name}")
+
+    visit(schema, path)
+    return problems
 
 
 class Guid(fields.UUID):
@@ -302,6 +415,12 @@ class Blueprint(flask_smorest.Blueprint):
         its fields is."""
         if isinstance(schema, type):
             schema = schema()
+        if kwargs.get("location", "json") in BODY_LOCATIONS:
+            # Unknown body fields are refused everywhere (RequestSchema): a route with a
+            # body schema that would swallow them does not start.
+            problems = body_schema_problems(schema)
+            if problems:
+                raise TypeError("; ".join(problems))
         if kwargs.get("location", "json") == "json" and "required" not in kwargs:
             # A body with no required field may be left out (it reads as `{}`), and the
             # document says so; flask-smorest would mark every body required.
@@ -462,12 +581,40 @@ def error_codes_document() -> dict[str, dict[str, Any]]:
     }
 
 
+class RequestSchemaPlugin(BasePlugin):
+    """Documents RequestSchema's rule on each body schema: `additionalProperties: false`
+    (Schemathesis then sends unknown fields and expects a 400), and the read model's
+    fields as `patternProperties` of any value: accepted and ignored. Patterns rather than
+    properties keep them out of generated clients' request models."""
+
+    def schema_helper(
+        self, name: str, definition: dict[str, Any], **kwargs: Any
+    ) -> dict[str, Any] | None:
+        schema = kwargs.get("schema")
+        instance = resolve_schema_instance(schema) if schema is not None else None
+        if not isinstance(instance, RequestSchema):
+            return None
+        extra: dict[str, Any] = {"additionalProperties": False}
+        tolerated = sorted(instance.tolerated_fields())
+        if tolerated:
+            models = ", ".join(
+                model.__name__.removesuffix("Schema") for model in type(instance).read_models
+            )
+            extra["patternProperties"] = {
+                "^(" + "|".join(map(re.escape, tolerated)) + ")$": {
+                    "description": f"A field of the read model ({models}), as a client read "
+                    "it: accepted and ignored."
+                }
+            }
+        return extra
+
+
 class Api(flask_smorest.Api):
     DEFAULT_ERROR_RESPONSE_NAME = None
     ERROR_SCHEMA = ProblemSchema
 
     def __init__(self, app: Flask | None = None) -> None:
-        plugins = [ProblemResponsesPlugin(), DocumentationPlugin()]
+        plugins = [ProblemResponsesPlugin(), DocumentationPlugin(), RequestSchemaPlugin()]
         super().__init__(app, spec_kwargs={"extra_plugins": plugins})
 
     def init_app(self, app: Flask, *args: Any, **kwargs: Any) -> None:
@@ -515,6 +662,7 @@ __all__ = [
     "LanguageTag",
     "ProblemSchema",
     "Refuses",
+    "RequestSchema",
     "Schema",
     "UtcDateTime",
     "camelcase",

@@ -11,7 +11,7 @@ from flask import Flask
 from marshmallow import fields, validate
 
 from app.api import api as smorest_api
-from app.api.base import Blueprint, Schema
+from app.api.base import Blueprint, RequestSchema
 from app.auth import issue_access_token
 from app.extensions import db, limiter
 from app.models.compliance import ContentReport
@@ -21,7 +21,9 @@ from tests.factories import make_user
 probe = Blueprint("probe", __name__, url_prefix="/api/probe")
 
 
-class EchoSchema(Schema):
+class EchoSchema(RequestSchema):
+    read_models = ()
+
     display_name = fields.String(required=True, validate=validate.Length(min=1, max=50))
     count = fields.Integer(load_default=1, validate=validate.Range(min=1, max=10))
     latitude = fields.Float(allow_none=True, validate=validate.Range(-90, 90))

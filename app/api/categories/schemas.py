@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from app.api.base import Guid, Schema
+from app.api.base import Guid, RequestSchema, Schema
 from app.api.notes.schemas import NOT_BLANK, language_field
 from app.api.pages import PageQuerySchema
 from app.models.category import CATEGORY_NAME_MAX_LENGTH
@@ -42,8 +42,10 @@ class CategorySectionSchema(Schema):
     root_categories = fields.List(fields.Nested(CategoryNodeSchema))
 
 
-class CategoryMoveSchema(Schema):
+class CategoryMoveSchema(RequestSchema):
     """The create body; on move the fields present are applied (rename, re-parent)."""
+
+    read_models = (CategorySchema, CategoryTreeNodeSchema)
 
     name = fields.String(validate=[validate.Length(max=CATEGORY_NAME_MAX_LENGTH), NOT_BLANK])
     content_language = language_field(

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from flask import current_app
 from marshmallow import ValidationError, fields, post_dump, pre_dump, validate, validates
 
-from app.api.base import Guid, Schema, UtcDateTime
+from app.api.base import Guid, RequestSchema, Schema, UtcDateTime
 from app.api.pages import PageQuerySchema
 from app.models.compliance import (
     CONTENT_TYPE_LABELS,
@@ -67,135 +67,6 @@ def site_url_error(value: str) -> str | None:
     if (parts.scheme.lower(), parts.netloc.lower()) == (own.scheme.lower(), own.netloc.lower()):
         return None
     return "Give a path on this site (/...) or a URL under this site's address."
-
-
-# --- input ---------------------------------------------------------------------------------
-
-
-class ReportCreateSchema(Schema):
-    """A content report or a website support request (page type 6, content type 8)."""
-
-    page_type = fields.Integer(
-        required=True,
-        strict=True,
-        validate=validate.OneOf([int(value) for value in PageType]),
-        metadata={"description": _enum_description(PAGE_TYPE_LABELS), "example": 2},
-    )
-    content_type = fields.Integer(
-        required=True,
-        strict=True,
-        validate=validate.OneOf([int(value) for value in ContentType]),
-        metadata={"description": _enum_description(CONTENT_TYPE_LABELS), "example": 5},
-    )
-    page_title = short_text("Tempelhof field at sunset")
-    page_url = fields.String(
-        load_default="",
-        validate=validate.Length(max=URL_MAX_LENGTH),
-        metadata={
-            "description": "A path on this site, or a URL under its public address.",
-            "example": "/en/notes/3f0c1d9e-8a5b-4c2d-9e7f-1a2b3c4d5e6f",
-        },
-    )
-    page_reference = short_text(
-        "3f0c1d9e-8a5b-4c2d-9e7f-1a2b3c4d5e6f",
-        description="What the page shows: a note, trackable, team or user id, a public "
-        "code, a team slug or a user name.",
-    )
-    content_label = short_text("Note text")
-    content_reference = short_text(
-        "", description="The reported part, e.g. a comment id on a note page."
-    )
-    content_preview = long_text(
-        "Buy cheap watches at ...", description="The content as the reporter saw it."
-    )
-    report_title = short_text("Spam")
-    report_explanation = long_text("This note advertises a shop and has nothing to do here.")
-
-    @validates("page_url")
-    def check_page_url(self, value: str, **kwargs: Any) -> None:
-        error = site_url_error(value)
-        if error:
-            raise ValidationError(error)
-
-
-class ReportReviewSchema(Schema):
-    status = fields.Integer(
-        required=True,
-        strict=True,
-        validate=validate.OneOf([int(value) for value in ReportStatus]),
-        metadata={"description": _enum_description(STATUS_LABELS), "example": 2},
-    )
-    resolution_text = fields.String(
-        validate=validate.Length(max=LONG_TEXT_MAX_LENGTH),
-        allow_none=True,
-        metadata={
-            "description": "Needed (not blank) to resolve; absent keeps the current one.",
-            "example": "Removed the note and warned its owner.",
-        },
-    )
-
-
-class ReportListQuerySchema(PageQuerySchema):
-    status = fields.Integer(validate=validate.OneOf([int(value) for value in ReportStatus]))
-    page_type = fields.Integer(validate=validate.OneOf([int(value) for value in PageType]))
-    include_untracked_errors = fields.Boolean(
-        load_default=False,
-        metadata={"description": "Also list 500 tickets nobody asked to track."},
-    )
-
-
-class ErrorReportSchema(Schema):
-    """Either `ticketNumber` (a 500's ticket) or a new client-side error."""
-
-    ticket_number = fields.String(
-        validate=validate.Regexp(TICKET_PATTERN, error="Not a ticket number (ERR-XXXXXXXX)."),
-        metadata={"example": "ERR-7K3M9Q2T"},
-    )
-    user_explanation = long_text("I saved a note and the app showed an error.")
-    track_in_support_tickets = fields.Boolean(load_default=False, metadata={"example": True})
-    client_context = fields.Dict(
-        load_default=None,
-        allow_none=True,
-        metadata={"example": {"appVersion": "1.4.2", "os": "Android 15"}},
-    )
-    page_marker_type = short_text("URL", description="URL, app screen or background task.")
-    page_marker = short_text("/en/notes/mine")
-    request_culture = fields.String(
-        load_default="", validate=validate.Length(max=35), metadata={"example": "en-US"}
-    )
-    request_url = fields.String(
-        load_default="",
-        validate=validate.Length(max=URL_MAX_LENGTH),
-        metadata={"example": "/api/notes/mine"},
-    )
-    http_method = fields.String(
-        load_default="", validate=validate.Length(max=16), metadata={"example": "POST"}
-    )
-    response_status_code = fields.Integer(
-        load_default=None,
-        allow_none=True,
-        strict=True,
-        validate=validate.Range(0, 999),
-        metadata={"example": 502},
-    )
-    exception_type = short_text("TimeoutException")
-    exception_message = fields.String(
-        load_default="",
-        validate=validate.Length(max=ERROR_MESSAGE_MAX_LENGTH),
-        metadata={"example": "The request timed out."},
-    )
-    stack_trace = fields.String(
-        load_default="",
-        validate=validate.Length(max=STACK_TRACE_MAX_LENGTH),
-        metadata={"example": "at SyncWorker.push (SyncWorker.kt:88)"},
-    )
-
-    @validates("client_context")
-    def check_client_context(self, value: dict[str, Any] | None, **kwargs: Any) -> None:
-        import orjson
-
-        if value is not None and len(orjson.dumps(value)) > CLIENT_CONTEXT_MAX_BYTES:
-            raise ValidationError(f"At most {CLIENT_CONTEXT_MAX_BYTES} bytes of JSON.")
 
 
 # --- output --------------------------------------------------------------------------------
@@ -301,3 +172,138 @@ class ContentReportSchema(Schema):
             for name in REVIEWER_FIELDS:
                 data.pop(name, None)
         return data
+
+
+# --- input ---------------------------------------------------------------------------------
+
+
+class ReportCreateSchema(RequestSchema):
+    """A content report or a website support request (page type 6, content type 8)."""
+
+    read_models = (ContentReportSchema,)
+
+    page_type = fields.Integer(
+        required=True,
+        strict=True,
+        validate=validate.OneOf([int(value) for value in PageType]),
+        metadata={"description": _enum_description(PAGE_TYPE_LABELS), "example": 2},
+    )
+    content_type = fields.Integer(
+        required=True,
+        strict=True,
+        validate=validate.OneOf([int(value) for value in ContentType]),
+        metadata={"description": _enum_description(CONTENT_TYPE_LABELS), "example": 5},
+    )
+    page_title = short_text("Tempelhof field at sunset")
+    page_url = fields.String(
+        load_default="",
+        validate=validate.Length(max=URL_MAX_LENGTH),
+        metadata={
+            "description": "A path on this site, or a URL under its public address.",
+            "example": "/en/notes/3f0c1d9e-8a5b-4c2d-9e7f-1a2b3c4d5e6f",
+        },
+    )
+    page_reference = short_text(
+        "3f0c1d9e-8a5b-4c2d-9e7f-1a2b3c4d5e6f",
+        description="What the page shows: a note, trackable, team or user id, a public "
+        "code, a team slug or a user name.",
+    )
+    content_label = short_text("Note text")
+    content_reference = short_text(
+        "", description="The reported part, e.g. a comment id on a note page."
+    )
+    content_preview = long_text(
+        "Buy cheap watches at ...", description="The content as the reporter saw it."
+    )
+    report_title = short_text("Spam")
+    report_explanation = long_text("This note advertises a shop and has nothing to do here.")
+
+    @validates("page_url")
+    def check_page_url(self, value: str, **kwargs: Any) -> None:
+        error = site_url_error(value)
+        if error:
+            raise ValidationError(error)
+
+
+class ReportReviewSchema(RequestSchema):
+    read_models = (ContentReportSchema,)
+
+    status = fields.Integer(
+        required=True,
+        strict=True,
+        validate=validate.OneOf([int(value) for value in ReportStatus]),
+        metadata={"description": _enum_description(STATUS_LABELS), "example": 2},
+    )
+    resolution_text = fields.String(
+        validate=validate.Length(max=LONG_TEXT_MAX_LENGTH),
+        allow_none=True,
+        metadata={
+            "description": "Needed (not blank) to resolve; absent keeps the current one.",
+            "example": "Removed the note and warned its owner.",
+        },
+    )
+
+
+class ReportListQuerySchema(PageQuerySchema):
+    status = fields.Integer(validate=validate.OneOf([int(value) for value in ReportStatus]))
+    page_type = fields.Integer(validate=validate.OneOf([int(value) for value in PageType]))
+    include_untracked_errors = fields.Boolean(
+        load_default=False,
+        metadata={"description": "Also list 500 tickets nobody asked to track."},
+    )
+
+
+class ErrorReportSchema(RequestSchema):
+    """Either `ticketNumber` (a 500's ticket) or a new client-side error."""
+
+    read_models = ()  # a report of a failure: the answer is a receipt, not a record
+
+    ticket_number = fields.String(
+        validate=validate.Regexp(TICKET_PATTERN, error="Not a ticket number (ERR-XXXXXXXX)."),
+        metadata={"example": "ERR-7K3M9Q2T"},
+    )
+    user_explanation = long_text("I saved a note and the app showed an error.")
+    track_in_support_tickets = fields.Boolean(load_default=False, metadata={"example": True})
+    client_context = fields.Dict(
+        load_default=None,
+        allow_none=True,
+        metadata={"example": {"appVersion": "1.4.2", "os": "Android 15"}},
+    )
+    page_marker_type = short_text("URL", description="URL, app screen or background task.")
+    page_marker = short_text("/en/notes/mine")
+    request_culture = fields.String(
+        load_default="", validate=validate.Length(max=35), metadata={"example": "en-US"}
+    )
+    request_url = fields.String(
+        load_default="",
+        validate=validate.Length(max=URL_MAX_LENGTH),
+        metadata={"example": "/api/notes/mine"},
+    )
+    http_method = fields.String(
+        load_default="", validate=validate.Length(max=16), metadata={"example": "POST"}
+    )
+    response_status_code = fields.Integer(
+        load_default=None,
+        allow_none=True,
+        strict=True,
+        validate=validate.Range(0, 999),
+        metadata={"example": 502},
+    )
+    exception_type = short_text("TimeoutException")
+    exception_message = fields.String(
+        load_default="",
+        validate=validate.Length(max=ERROR_MESSAGE_MAX_LENGTH),
+        metadata={"example": "The request timed out."},
+    )
+    stack_trace = fields.String(
+        load_default="",
+        validate=validate.Length(max=STACK_TRACE_MAX_LENGTH),
+        metadata={"example": "at SyncWorker.push (SyncWorker.kt:88)"},
+    )
+
+    @validates("client_context")
+    def check_client_context(self, value: dict[str, Any] | None, **kwargs: Any) -> None:
+        import orjson
+
+        if value is not None and len(orjson.dumps(value)) > CLIENT_CONTEXT_MAX_BYTES:
+            raise ValidationError(f"At most {CLIENT_CONTEXT_MAX_BYTES} bytes of JSON.")

@@ -8,7 +8,7 @@ from typing import Any
 from email_validator import EmailNotValidError, validate_email
 from marshmallow import ValidationError, fields, pre_load, validate
 
-from app.api.base import Guid, Schema
+from app.api.base import Guid, RequestSchema, Schema
 from app.services.identity import USER_NAME
 from app.services.system import EXPERIENCE_MODES, MAP_SOURCES
 
@@ -42,7 +42,9 @@ class EmailAddress(fields.String):
             raise ValidationError(f"Email '{text}' is invalid: {error}") from None
 
 
-class RegisterSchema(Schema):
+class RegisterSchema(RequestSchema):
+    read_models = ()  # the account's record is manage/info's, read after signing in
+
     email = EmailAddress(required=True)
     user_name = fields.String(
         required=True,
@@ -68,7 +70,9 @@ class LoginQuerySchema(Schema):
     )
 
 
-class LoginSchema(Schema):
+class LoginSchema(RequestSchema):
+    read_models = ()
+
     email = bounded(EMAIL_MAX_LENGTH, required=True, metadata={"example": "ada@example.com"})
     password = bounded(
         SECRET_MAX_LENGTH, required=True, metadata={"example": "my-own-long-passphrase-7"}
@@ -85,7 +89,9 @@ class LoginSchema(Schema):
     )
 
 
-class RefreshSchema(Schema):
+class RefreshSchema(RequestSchema):
+    read_models = ()
+
     refresh_token = bounded(
         SECRET_MAX_LENGTH,
         required=True,
@@ -106,11 +112,15 @@ class ConfirmEmailQuerySchema(Schema):
     changed_email = EmailAddress(load_default=None, metadata={"example": "ada.new@example.com"})
 
 
-class EmailSchema(Schema):
+class EmailSchema(RequestSchema):
+    read_models = ()
+
     email = bounded(EMAIL_MAX_LENGTH, required=True, metadata={"example": "ada@example.com"})
 
 
-class ResetPasswordSchema(Schema):
+class ResetPasswordSchema(RequestSchema):
+    read_models = ()
+
     email = bounded(EMAIL_MAX_LENGTH, required=True, metadata={"example": "ada@example.com"})
     reset_code = bounded(
         SECRET_MAX_LENGTH, required=True, metadata={"example": "eyJ1IjoiM2YyYzhh..."}
@@ -132,7 +142,9 @@ class InfoSchema(Schema):
     )
 
 
-class InfoUpdateSchema(Schema):
+class InfoUpdateSchema(RequestSchema):
+    read_models = (InfoSchema,)
+
     @pre_load
     def blank_is_absent(self, data: Any, **kwargs: Any) -> Any:
         """An empty string means "no change", as clients of this identity API send it."""
@@ -168,14 +180,6 @@ class InfoUpdateSchema(Schema):
     )
 
 
-class TwoFactorSchema(Schema):
-    enable = fields.Boolean(allow_none=True, metadata={"example": True})
-    two_factor_code = bounded(CODE_MAX_LENGTH, allow_none=True, metadata={"example": "123456"})
-    reset_shared_key = fields.Boolean(load_default=False, metadata={"example": False})
-    reset_recovery_codes = fields.Boolean(load_default=False, metadata={"example": False})
-    forget_machine = fields.Boolean(load_default=False, metadata={"example": False})
-
-
 class TwoFactorStatusSchema(Schema):
     shared_key = fields.String(metadata={"example": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"})
     recovery_codes_left = fields.Integer(metadata={"example": 10})
@@ -191,6 +195,16 @@ class TwoFactorStatusSchema(Schema):
     is_machine_remembered = fields.Boolean(
         metadata={"example": False, "description": "Always false: bearer clients."}
     )
+
+
+class TwoFactorSchema(RequestSchema):
+    read_models = (TwoFactorStatusSchema,)
+
+    enable = fields.Boolean(allow_none=True, metadata={"example": True})
+    two_factor_code = bounded(CODE_MAX_LENGTH, allow_none=True, metadata={"example": "123456"})
+    reset_shared_key = fields.Boolean(load_default=False, metadata={"example": False})
+    reset_recovery_codes = fields.Boolean(load_default=False, metadata={"example": False})
+    forget_machine = fields.Boolean(load_default=False, metadata={"example": False})
 
 
 class AccountDeletionSchema(Schema):

@@ -7,7 +7,7 @@ from typing import Any
 from flask_smorest.fields import Upload
 from marshmallow import fields, pre_dump
 
-from app.api.base import Guid, Schema, UtcDateTime
+from app.api.base import Guid, RequestSchema, Schema, UtcDateTime
 from app.models.image import ContentImage, ImageTarget
 from app.storage.images import variant_key
 from app.storage.imaging import VARIANTS
@@ -65,8 +65,10 @@ class ImageEnvelopeSchema(Schema):
     image = fields.Nested(ImageSchema, required=True)
 
 
-class ImageUploadFormSchema(Schema):
+class ImageUploadFormSchema(RequestSchema):
     """Multipart: one file part named `file` (or `files`, holding exactly one file)."""
+
+    read_models = (ImageSchema,)
 
     file = Upload(
         metadata={

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from app.api.base import ProblemSchema, Schema
+from app.api.base import ProblemSchema, RequestSchema, Schema
 from app.models.base import LINK_DESCRIPTION_MAX_LENGTH, LINK_URL_MAX_LENGTH
 
 
-class ExternalLinkInputSchema(Schema):
+class ExternalLinkInputSchema(RequestSchema):
     """The External link fields of a create or update body (notes, teams, ...): the URL
     is verified server-side on save, whatever the client verified before."""
 
@@ -24,7 +24,8 @@ class ExternalLinkInputSchema(Schema):
     )
 
 
-class LinkVerifyRequestSchema(Schema):
+class LinkVerifyRequestSchema(RequestSchema):
+    read_models = ()  # a check: it writes nothing
     # Length and form are checked by the service, so that a rejection carries supportUrl.
     url = fields.String(required=True, metadata={"example": "https://example.com/page"})
 

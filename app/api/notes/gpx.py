@@ -8,7 +8,7 @@ from typing import Any
 from flask import Response, current_app, stream_with_context
 from marshmallow import fields
 
-from app.api.base import FilePart, Guid, Schema
+from app.api.base import FilePart, Guid, RequestSchema, Schema
 from app.api.notes.routes import blp
 from app.api.notes.schemas import language_field
 from app.api.scopes import my_scope
@@ -22,8 +22,10 @@ from app.storage.gpx import write_gpx
 GPX_MIMETYPE = "application/gpx+xml"
 
 
-class GpxImportFormSchema(Schema):
+class GpxImportFormSchema(RequestSchema):
     """The multipart form of a GPX import."""
+
+    read_models = ()  # the notes it makes are reported, not echoed
 
     file = FilePart(required=True, metadata={"description": "A GPX 1.0 or 1.1 file."})
     visibility = fields.Enum(NoteVisibility, by_value=True, required=True)

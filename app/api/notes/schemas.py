@@ -16,6 +16,7 @@ from app.api.base import (
     Guid,
     LanguageTag,
     Refuses,
+    RequestSchema,
     Schema,
     UtcDateTime,
     camelcase,
@@ -110,6 +111,8 @@ def note_list_response(found: NoteList) -> Response:
 
 class NoteMoveSchema(ExternalLinkInputSchema):
     """Fields of the note create body; on move, the fields present are applied."""
+
+    read_models = (NoteSchema,)
 
     category_id = Guid(
         metadata={
@@ -314,7 +317,9 @@ def not_blank(value: str) -> None:
         raise ValidationError("Must not be blank.")
 
 
-class CommentCreateSchema(Schema):
+class CommentCreateSchema(RequestSchema):
+    read_models = (CommentSchema,)
+
     body = fields.String(
         required=True,
         validate=[

@@ -8,7 +8,7 @@ from typing import Any
 from marshmallow import ValidationError, fields, validates_schema
 from marshmallow.validate import OneOf
 
-from app.api.base import Guid, Schema, UtcDateTime
+from app.api.base import Guid, RequestSchema, Schema, UtcDateTime
 from app.api.categories.schemas import CategoryMoveSchema
 from app.api.notes.schemas import BoundsQuerySchema, NoteMoveSchema, NoteSchema
 from app.services.sync import CONFLICT_REASONS
@@ -43,7 +43,9 @@ class SyncNoteInSchema(NoteMoveSchema):
 
 
 class SyncCategoryInSchema(CategoryMoveSchema):
-    """A pushed category: the full record with the client's own `categoryId`."""
+    """A pushed category: the full record with the client's own `categoryId`. Every field
+    of the sync record (SyncCategorySchema) is one of its own; the category read models'
+    others (`childCategoryCount`, ...) are tolerated, as on the REST routes."""
 
     category_id = Guid(required=True)
     team_id = Guid(allow_none=True, metadata={"description": "Set for a team category."})
@@ -73,12 +75,14 @@ class SyncCategorySchema(Schema):
 
 class RecordList(fields.List):
     """Documented as an array of `schema` records, loaded as raw objects: each record is
-    validated on its own (a bad one is a conflict, not a failed push). Only what names a
-    record (an object with a GUID `id_key`) is checked here."""
+    validated on its own (a bad one is a conflict, not a failed push). Only the shape is
+    checked here, for the whole push: an object with a GUID `id_key`, and no field the
+    record schema refuses as unknown (a client bug, not a conflict of this record)."""
 
-    def __init__(self, schema: type[Schema], id_key: str, **kwargs: Any) -> None:
+    def __init__(self, schema: type[RequestSchema], id_key: str, **kwargs: Any) -> None:
         super().__init__(fields.Nested(schema), **kwargs)
         self.id_key = id_key
+        self.record_schema = schema()
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> list[Any]:
         if not isinstance(value, list):
@@ -88,16 +92,21 @@ class RecordList(fields.List):
             if not isinstance(item, dict):
                 errors[index] = ["Not an object."]
                 continue
+            unknown = self.record_schema.unknown_fields(item)
             try:
                 uuid.UUID(str(item.get(self.id_key)))
             except ValueError:
-                errors[index] = {self.id_key: ["A GUID is required: conflicts name it."]}
+                unknown[self.id_key] = ["A GUID is required: conflicts name it."]
+            if unknown:
+                errors[index] = unknown
         if errors:
             raise ValidationError(errors)
         return value
 
 
-class SyncPushSchema(Schema):
+class SyncPushSchema(RequestSchema):
+    read_models = ()  # a batch of changes; its records tolerate their own read models
+
     device_id = Guid(required=True)
     notes = RecordList(
         SyncNoteInSchema,
@@ -159,14 +168,18 @@ class SyncPushResultSchema(Schema):
     conflicts = fields.List(fields.Nested(SyncConflictSchema))
 
 
-class PublicAreaSchema(BoundsQuerySchema):
+class PublicAreaSchema(RequestSchema, BoundsQuerySchema):
     """The four bounds of public discovery's window (no language filter)."""
 
-    class Meta(BoundsQuerySchema.Meta):
+    read_models = ()
+
+    class Meta(RequestSchema.Meta):
         exclude = ("content_language",)
 
 
-class SyncPullSchema(Schema):
+class SyncPullSchema(RequestSchema):
+    read_models = ()  # a request for changes
+
     last_sync_utc = UtcDateTime(
         allow_none=True,
         load_default=None,

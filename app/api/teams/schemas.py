@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from app.api.base import Guid, Schema, UtcDateTime
+from app.api.base import Guid, RequestSchema, Schema, UtcDateTime
 from app.api.links.schemas import ExternalLinkInputSchema
 from app.api.notes.schemas import NOT_BLANK, language_field
 from app.models.enums import NoteVisibility
@@ -74,6 +74,8 @@ class TeamSchema(Schema):
 class TeamSettingsSchema(ExternalLinkInputSchema):
     """Team settings; fields present are applied, the others stay."""
 
+    read_models = (TeamSchema,)
+
     name = fields.String(
         validate=NAME_RULES,
         metadata={
@@ -137,7 +139,9 @@ class MembershipSchema(Schema):
     updated_utc = UtcDateTime()
 
 
-class InviteSchema(Schema):
+class InviteSchema(RequestSchema):
+    read_models = (MembershipSchema,)
+
     user_name = fields.String(
         required=True, validate=[validate.Length(max=64), NOT_BLANK], metadata={"example": "ada"}
     )
@@ -165,7 +169,9 @@ class InviteLinkSchema(Schema):
     created_utc = UtcDateTime(attribute="link.created_utc")
 
 
-class InviteLinkCreateSchema(Schema):
+class InviteLinkCreateSchema(RequestSchema):
+    read_models = (InviteLinkSchema,)
+
     is_single_use = fields.Boolean(load_default=False)
 
 

@@ -9,10 +9,11 @@ from uuid import UUID
 
 from marshmallow import ValidationError, fields, validate, validates_schema
 
-from app.api.base import Guid, Schema, UtcDateTime, camelcase
+from app.api.base import Guid, RequestSchema, Schema, UtcDateTime, camelcase
 from app.api.links.schemas import ExternalLinkInputSchema
 from app.api.notes.schemas import latitude_field, longitude_field
 from app.api.trackables.routes import blp
+from app.api.trackables.schemas import MyTrackableSchema
 from app.auth import current_viewer
 from app.extensions import db
 from app.models.trackable import (
@@ -27,10 +28,45 @@ from app.services import trackables
 STOP_PAIR = ("initial_journey_stop_latitude", "initial_journey_stop_longitude")
 
 
+class TrackableActivatedSchema(Schema):
+    """The activated trackable (dumps services.trackables.Activation)."""
+
+    trackable_id = Guid(attribute="trackable.id")
+    public_code = fields.String(
+        attribute="trackable.public_code", metadata={"example": "LN-4K7Q2M"}
+    )
+    name = fields.String(attribute="trackable.name")
+    description = fields.String(attribute="trackable.description")
+    status_message = fields.String(attribute="trackable.status_message")
+    owner_user_id = Guid(
+        attribute="trackable.owner_user_id", metadata={"description": "The activator."}
+    )
+    team_id = Guid(
+        attribute="trackable.team_id",
+        allow_none=True,
+        metadata={"description": "The owning team; null for a personal trackable."},
+    )
+    trackable_group_id = Guid(attribute="trackable.group_id", allow_none=True)
+    is_activated = fields.Boolean(attribute="trackable.is_activated")
+    activated_utc = UtcDateTime(attribute="trackable.activated_utc")
+    last_activity_utc = UtcDateTime(attribute="trackable.last_activity_utc")
+    external_link_url = fields.String(attribute="trackable.external_link_url", allow_none=True)
+    external_link_description = fields.String(attribute="trackable.external_link_description")
+    external_link_append_public_trackable_code = fields.Boolean(
+        attribute="trackable.external_link_append_public_code"
+    )
+    initial_journey_stop_id = Guid(
+        allow_none=True,
+        metadata={"description": "The journey stop recorded with the activation, or null."},
+    )
+
+
 class TrackableActivateSchema(ExternalLinkInputSchema):
     """Activation body. A field left out keeps what the creator gave; for an item of a
     group, a blank or missing value with its `useGroupDefault...` flag copies the group's
     current default."""
+
+    read_models = (MyTrackableSchema, TrackableActivatedSchema)
 
     name = fields.String(
         allow_none=True,
@@ -103,39 +139,6 @@ class TrackableActivateSchema(ExternalLinkInputSchema):
             )
 
 
-class TrackableActivatedSchema(Schema):
-    """The activated trackable (dumps services.trackables.Activation)."""
-
-    trackable_id = Guid(attribute="trackable.id")
-    public_code = fields.String(
-        attribute="trackable.public_code", metadata={"example": "LN-4K7Q2M"}
-    )
-    name = fields.String(attribute="trackable.name")
-    description = fields.String(attribute="trackable.description")
-    status_message = fields.String(attribute="trackable.status_message")
-    owner_user_id = Guid(
-        attribute="trackable.owner_user_id", metadata={"description": "The activator."}
-    )
-    team_id = Guid(
-        attribute="trackable.team_id",
-        allow_none=True,
-        metadata={"description": "The owning team; null for a personal trackable."},
-    )
-    trackable_group_id = Guid(attribute="trackable.group_id", allow_none=True)
-    is_activated = fields.Boolean(attribute="trackable.is_activated")
-    activated_utc = UtcDateTime(attribute="trackable.activated_utc")
-    last_activity_utc = UtcDateTime(attribute="trackable.last_activity_utc")
-    external_link_url = fields.String(attribute="trackable.external_link_url", allow_none=True)
-    external_link_description = fields.String(attribute="trackable.external_link_description")
-    external_link_append_public_trackable_code = fields.Boolean(
-        attribute="trackable.external_link_append_public_code"
-    )
-    initial_journey_stop_id = Guid(
-        allow_none=True,
-        metadata={"description": "The journey stop recorded with the activation, or null."},
-    )
-
-
 class TrackableMembershipGroupSchema(Schema):
     """The group a trackable is in."""
 
@@ -155,7 +158,9 @@ class TrackableGroupMembershipSchema(Schema):
     )
 
 
-class TrackableGroupAttachSchema(Schema):
+class TrackableGroupAttachSchema(RequestSchema):
+    read_models = (TrackableGroupMembershipSchema,)
+
     trackable_group_id = Guid(required=True, metadata={"description": "The destination group."})
 
 

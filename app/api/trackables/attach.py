@@ -11,7 +11,7 @@ from uuid import UUID
 from flask import current_app
 from marshmallow import ValidationError, fields, validate, validates_schema
 
-from app.api.base import Guid, Schema
+from app.api.base import Guid, RequestSchema
 from app.api.trackables.cookies import guess_client, keeping_counted_misses
 from app.api.trackables.lookup import CODE_MAX_LENGTH
 from app.api.trackables.routes import blp
@@ -22,7 +22,9 @@ from app.services import trackables
 MAX_SELECTED = 100  # as many as a group holds
 
 
-class AttachTrackablesSchema(Schema):
+class AttachTrackablesSchema(RequestSchema):
+    read_models = ()  # an action on the note: no record of its own
+
     trackable_secret_codes = fields.String(
         load_default=None,
         validate=validate.Length(max=CODE_MAX_LENGTH),

@@ -10,7 +10,7 @@ from uuid import UUID
 from flask import current_app
 from marshmallow import fields, validate
 
-from app.api.base import Guid, ProblemSchema, Refuses, Schema, UtcDateTime
+from app.api.base import Guid, ProblemSchema, Refuses, RequestSchema, Schema, UtcDateTime
 from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.trackables.cookies import guess_client, keeping_counted_misses
 from app.api.trackables.lookup import CODE_MAX_LENGTH, TrimmedString
@@ -56,7 +56,7 @@ def reused_tag_response(record: str) -> dict[str, Any]:
     }
 
 
-class ActivityWriteSchema(Schema):
+class ActivityWriteSchema(RequestSchema):
     """What comment and stop writes share."""
 
     access_code = fields.String(
@@ -100,22 +100,6 @@ class ActivityWriteSchema(Schema):
     )
 
 
-class TrackableCommentCreateSchema(ActivityWriteSchema):
-    body = TrimmedString(
-        required=True,
-        validate=[validate.Length(min=1, max=COMMENT_BODY_MAX_LENGTH), BODY_CHARACTERS],
-        metadata={"description": BODY_DESCRIPTION},
-    )
-
-
-class TrackableCommentEditSchema(Schema):
-    body = TrimmedString(
-        required=True,
-        validate=[validate.Length(min=1, max=COMMENT_BODY_MAX_LENGTH), BODY_CHARACTERS],
-        metadata={"description": BODY_DESCRIPTION},
-    )
-
-
 class TrackableCommentSchema(Schema):
     """A trackable comment as the caller sees it."""
 
@@ -135,6 +119,26 @@ class TrackableCommentSchema(Schema):
     can_edit = fields.Boolean(metadata={"description": "For the caller (its author only)."})
     can_delete = fields.Boolean(
         metadata={"description": "For the caller (author, owner or current team admin)."}
+    )
+
+
+class TrackableCommentCreateSchema(ActivityWriteSchema):
+    read_models = (TrackableCommentSchema,)
+
+    body = TrimmedString(
+        required=True,
+        validate=[validate.Length(min=1, max=COMMENT_BODY_MAX_LENGTH), BODY_CHARACTERS],
+        metadata={"description": BODY_DESCRIPTION},
+    )
+
+
+class TrackableCommentEditSchema(RequestSchema):
+    read_models = (TrackableCommentSchema,)
+
+    body = TrimmedString(
+        required=True,
+        validate=[validate.Length(min=1, max=COMMENT_BODY_MAX_LENGTH), BODY_CHARACTERS],
+        metadata={"description": BODY_DESCRIPTION},
     )
 
 

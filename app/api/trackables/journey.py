@@ -23,21 +23,6 @@ from app.services import trackables
 # --- schemas -----------------------------------------------------------------------------
 
 
-class JourneyStopCreateSchema(ActivityWriteSchema):
-    latitude = fields.Float(
-        required=True,
-        allow_nan=False,
-        validate=validate.Range(-90, 90),
-        metadata={"example": 47.3769},
-    )
-    longitude = fields.Float(
-        required=True,
-        allow_nan=False,
-        validate=validate.Range(-180, 180),
-        metadata={"example": 8.5417},
-    )
-
-
 class NoteAtCoordinateSchema(Schema):
     note_id = Guid(allow_none=True)
     title = fields.String(allow_none=True)
@@ -83,6 +68,23 @@ class JourneyStopSchema(Schema):
     current_notes_at_coordinate = fields.List(
         fields.Nested(NoteAtCoordinateSchema),
         metadata={"description": "Notes now at this point that the caller may open."},
+    )
+
+
+class JourneyStopCreateSchema(ActivityWriteSchema):
+    read_models = (JourneyStopSchema,)
+
+    latitude = fields.Float(
+        required=True,
+        allow_nan=False,
+        validate=validate.Range(-90, 90),
+        metadata={"example": 47.3769},
+    )
+    longitude = fields.Float(
+        required=True,
+        allow_nan=False,
+        validate=validate.Range(-180, 180),
+        metadata={"example": 8.5417},
     )
 
 

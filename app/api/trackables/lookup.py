@@ -14,7 +14,7 @@ from uuid import UUID
 from flask import current_app, request
 from marshmallow import fields, post_dump, validate
 
-from app.api.base import NOT_BLANK_PATTERN, Guid, Refuses, Schema, UtcDateTime
+from app.api.base import NOT_BLANK_PATTERN, Guid, Refuses, RequestSchema, Schema, UtcDateTime
 from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.trackables.cookies import (
     client_id_for_session,
@@ -35,8 +35,10 @@ PUBLIC_CODE_EXAMPLE = "LN-4K7Q2M"
 # --- schemas -----------------------------------------------------------------------------
 
 
-class LookupSchema(Schema):
+class LookupSchema(RequestSchema):
     """A typed or scanned code: public code, short secret code or QR token."""
+
+    read_models = ()  # a look-up writes no record
 
     code = fields.String(
         required=True,
@@ -118,7 +120,9 @@ class TrimmedString(fields.String):
         return text.strip()
 
 
-class StatusMessageSchema(Schema):
+class StatusMessageSchema(RequestSchema):
+    read_models = (ActiveSessionSchema,)
+
     status_message = TrimmedString(
         required=True,
         validate=validate.Length(max=STATUS_MESSAGE_MAX_LENGTH),

@@ -11,7 +11,7 @@ from typing import Any
 
 from marshmallow import fields, validate
 
-from app.api.base import NOT_BLANK_PATTERN, Guid, LanguageTag, Schema, UtcDateTime
+from app.api.base import NOT_BLANK_PATTERN, Guid, LanguageTag, RequestSchema, Schema, UtcDateTime
 from app.api.links.schemas import ExternalLinkInputSchema
 from app.models.base import LINK_DESCRIPTION_MAX_LENGTH, LINK_URL_MAX_LENGTH
 from app.models.trackable import (
@@ -146,107 +146,6 @@ SECRET_CODE_EXAMPLE = "LN********"  # noqa: S105 - a masked example, not a secre
 SCAN_URL_EXAMPLE = "https://notes.example.com/trackable/" + "*" * 16
 
 
-class TrackableCreateSchema(ExternalLinkInputSchema):
-    name = fields.String(
-        required=True,
-        validate=[validate.Length(max=TRACKABLE_NAME_MAX_LENGTH), NOT_BLANK],
-        metadata={"example": "Blue travel bug"},
-    )
-    description = fields.String(
-        allow_none=True, validate=validate.Length(max=TRACKABLE_DESCRIPTION_MAX_LENGTH)
-    )
-    external_link_append_public_trackable_code = fields.Boolean(
-        load_default=False,
-        metadata={"description": "Append `trackableCode=<publicCode>` on trackable pages."},
-    )
-    team_id = Guid(
-        allow_none=True,
-        metadata={"description": "A team the caller is an active member of (404 otherwise)."},
-    )
-    visibility = visibility_field(default="AlwaysVisibleToEveryone")
-    activate_immediately = fields.Boolean(
-        load_default=False,
-        metadata={"description": "Activate at creation: the caller (and `teamId`) own it."},
-    )
-    secret_code = fields.String(
-        allow_none=True,
-        metadata={
-            "description": f"{OWN_CODE_RULES} The example asks for a generated one: an "
-            "example code of your own would be a secret everyone knows.",
-            "example": "",
-        },
-    )
-
-
-class TrackableGroupCreateSchema(Schema):
-    name = fields.String(
-        required=True,
-        validate=[
-            validate.Length(max=GROUP_NAME_MAX_LENGTH),
-            validate.Regexp(GROUP_NAME, error="Use letters, numbers and spaces only."),
-        ],
-        metadata={
-            "description": "Letters, numbers and spaces; gives the unique slug (lowercase, "
-            "spaces as underscores), fixed after creation.",
-            "example": "Summer Hike 2026",
-        },
-    )
-    description = fields.String(
-        allow_none=True, validate=validate.Length(max=TRACKABLE_DESCRIPTION_MAX_LENGTH)
-    )
-    default_trackable_title = fields.String(
-        allow_none=True,
-        validate=validate.Length(max=TRACKABLE_NAME_MAX_LENGTH),
-        metadata={"description": "Items' title until activated; empty: the group's name."},
-    )
-    default_trackable_description = fields.String(
-        allow_none=True, validate=validate.Length(max=TRACKABLE_DESCRIPTION_MAX_LENGTH)
-    )
-    default_external_link_url = fields.String(
-        allow_none=True,
-        validate=validate.Length(max=LINK_URL_MAX_LENGTH),
-        metadata={"description": "http(s) URL, verified server-side; empty or null: none."},
-    )
-    default_external_link_description = fields.String(
-        allow_none=True,
-        validate=validate.Length(max=LINK_DESCRIPTION_MAX_LENGTH),
-        metadata={"description": "Empty: the destination page's title is used."},
-    )
-    default_external_link_append_public_trackable_code = fields.Boolean(load_default=False)
-    default_status_message = fields.String(
-        allow_none=True, validate=validate.Length(max=STATUS_MESSAGE_MAX_LENGTH)
-    )
-    trackable_count = fields.Integer(
-        required=True,
-        strict=True,
-        metadata={"description": "How many trackables to make: 1 to 100.", "example": 10},
-    )
-    team_id = Guid(
-        allow_none=True,
-        metadata={"description": "A team the caller is an active member of (404 otherwise)."},
-    )
-    visibility = visibility_field(default="AlwaysVisibleToEveryone")
-    activate_immediately = fields.Boolean(
-        load_default=False,
-        metadata={"description": "Activate every item now, with the group's defaults."},
-    )
-    watch_group_activity_when_created = fields.Boolean(
-        load_default=False, metadata={"description": "Start watching the group."}
-    )
-
-
-class TrackableSecretRotateSchema(Schema):
-    """Optional body of a rotation: without one, the new secret is generated."""
-
-    secret_code = fields.String(
-        allow_none=True,
-        metadata={
-            "description": f"{OWN_CODE_RULES} The trackable's current secret counts as used.",
-            "example": "",
-        },
-    )
-
-
 # --- shown once: creation and rotation ---------------------------------------------------
 
 SHOWN_ONCE = "Shown only in this response: store it now."
@@ -317,3 +216,113 @@ class TrackableGroupCreatedSchema(Schema):
     created_utc = UtcDateTime(attribute="group.created_utc")
     last_activity_utc = UtcDateTime(attribute="group.last_activity_utc")
     items = fields.List(fields.Nested(TrackableCreatedItemSchema))
+
+
+# --- creation bodies ---------------------------------------------------------------------
+
+
+class TrackableCreateSchema(ExternalLinkInputSchema):
+    read_models = (MyTrackableSchema,)
+
+    name = fields.String(
+        required=True,
+        validate=[validate.Length(max=TRACKABLE_NAME_MAX_LENGTH), NOT_BLANK],
+        metadata={"example": "Blue travel bug"},
+    )
+    description = fields.String(
+        allow_none=True, validate=validate.Length(max=TRACKABLE_DESCRIPTION_MAX_LENGTH)
+    )
+    external_link_append_public_trackable_code = fields.Boolean(
+        load_default=False,
+        metadata={"description": "Append `trackableCode=<publicCode>` on trackable pages."},
+    )
+    team_id = Guid(
+        allow_none=True,
+        metadata={"description": "A team the caller is an active member of (404 otherwise)."},
+    )
+    visibility = visibility_field(default="AlwaysVisibleToEveryone")
+    activate_immediately = fields.Boolean(
+        load_default=False,
+        metadata={"description": "Activate at creation: the caller (and `teamId`) own it."},
+    )
+    secret_code = fields.String(
+        allow_none=True,
+        metadata={
+            "description": f"{OWN_CODE_RULES} The example asks for a generated one: an "
+            "example code of your own would be a secret everyone knows.",
+            "example": "",
+        },
+    )
+
+
+class TrackableGroupCreateSchema(RequestSchema):
+    read_models = (TrackableGroupCreatedSchema,)
+
+    name = fields.String(
+        required=True,
+        validate=[
+            validate.Length(max=GROUP_NAME_MAX_LENGTH),
+            validate.Regexp(GROUP_NAME, error="Use letters, numbers and spaces only."),
+        ],
+        metadata={
+            "description": "Letters, numbers and spaces; gives the unique slug (lowercase, "
+            "spaces as underscores), fixed after creation.",
+            "example": "Summer Hike 2026",
+        },
+    )
+    description = fields.String(
+        allow_none=True, validate=validate.Length(max=TRACKABLE_DESCRIPTION_MAX_LENGTH)
+    )
+    default_trackable_title = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=TRACKABLE_NAME_MAX_LENGTH),
+        metadata={"description": "Items' title until activated; empty: the group's name."},
+    )
+    default_trackable_description = fields.String(
+        allow_none=True, validate=validate.Length(max=TRACKABLE_DESCRIPTION_MAX_LENGTH)
+    )
+    default_external_link_url = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=LINK_URL_MAX_LENGTH),
+        metadata={"description": "http(s) URL, verified server-side; empty or null: none."},
+    )
+    default_external_link_description = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=LINK_DESCRIPTION_MAX_LENGTH),
+        metadata={"description": "Empty: the destination page's title is used."},
+    )
+    default_external_link_append_public_trackable_code = fields.Boolean(load_default=False)
+    default_status_message = fields.String(
+        allow_none=True, validate=validate.Length(max=STATUS_MESSAGE_MAX_LENGTH)
+    )
+    trackable_count = fields.Integer(
+        required=True,
+        strict=True,
+        metadata={"description": "How many trackables to make: 1 to 100.", "example": 10},
+    )
+    team_id = Guid(
+        allow_none=True,
+        metadata={"description": "A team the caller is an active member of (404 otherwise)."},
+    )
+    visibility = visibility_field(default="AlwaysVisibleToEveryone")
+    activate_immediately = fields.Boolean(
+        load_default=False,
+        metadata={"description": "Activate every item now, with the group's defaults."},
+    )
+    watch_group_activity_when_created = fields.Boolean(
+        load_default=False, metadata={"description": "Start watching the group."}
+    )
+
+
+class TrackableSecretRotateSchema(RequestSchema):
+    """Optional body of a rotation: without one, the new secret is generated."""
+
+    read_models = (TrackableSecretsSchema,)
+
+    secret_code = fields.String(
+        allow_none=True,
+        metadata={
+            "description": f"{OWN_CODE_RULES} The trackable's current secret counts as used.",
+            "example": "",
+        },
+    )
