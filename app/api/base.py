@@ -348,6 +348,17 @@ def nul_refused(converter: Any, field: fields.Field, ret: dict[str, Any], **kwar
 LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
 
+class Regexp(ma.validate.Regexp):
+    """marshmallow's Regexp matched against the whole value, as the document's `pattern`
+    reads (ECMA 262's `$` is the end of the text): Python's `$` also matches before a final
+    newline, so `"ada_walks\\n"` passed a `^...$` user name. Documented as its pattern."""
+
+    def __call__(self, value: Any) -> Any:
+        if self.regex.fullmatch(value) is None:
+            raise ma.ValidationError(self._format_error(value))
+        return value
+
+
 class FilePart(Upload):
     """A multipart file part. Location "files" also holds the form's text fields, so a
     field sent as text (or urlencoded) would arrive as a string: it is refused (400 on the
@@ -367,7 +378,7 @@ class LanguageTag(fields.String):
     """A BCP 47-style language tag such as `en` or `en-US`."""
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("validate", ma.validate.Regexp(LANGUAGE_TAG, error="Not a language tag."))
+        kwargs.setdefault("validate", Regexp(LANGUAGE_TAG, error="Not a language tag."))
         kwargs.setdefault("metadata", {"example": "en-US"})
         super().__init__(**kwargs)
 
@@ -384,7 +395,7 @@ class ProblemSchema(Schema):
     detail = fields.String()
     code = fields.String(
         required=True,
-        validate=ma.validate.Regexp(CODE_PATTERN),
+        validate=Regexp(CODE_PATTERN),
         metadata={
             "description": "Stable machine code, one of the registry `x-error-codes` of "
             "this document (code -> statuses and meaning). Act on `code`, not on `title` or "

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from flask import current_app
 from marshmallow import ValidationError, fields, post_dump, pre_dump, validate, validates
 
-from app.api.base import Guid, RequestSchema, Schema, UtcDateTime
+from app.api.base import Guid, Regexp, RequestSchema, Schema, UtcDateTime
 from app.api.pages import PageQuerySchema
 from app.models.compliance import (
     CONTENT_TYPE_LABELS,
@@ -259,7 +259,7 @@ class ErrorReportSchema(RequestSchema):
     read_models = ()  # a report of a failure: the answer is a receipt, not a record
 
     ticket_number = fields.String(
-        validate=validate.Regexp(TICKET_PATTERN, error="Not a ticket number (ERR-XXXXXXXX)."),
+        validate=Regexp(TICKET_PATTERN, error="Not a ticket number (ERR-XXXXXXXX)."),
         metadata={"example": "ERR-7K3M9Q2T"},
     )
     user_explanation = long_text("I saved a note and the app showed an error.")

@@ -8,7 +8,7 @@ from typing import Any
 from email_validator import EmailNotValidError, validate_email
 from marshmallow import ValidationError, fields, pre_load, validate
 
-from app.api.base import Guid, RequestSchema, Schema
+from app.api.base import Guid, Regexp, RequestSchema, Schema
 from app.services.identity import USER_NAME
 from app.services.system import EXPERIENCE_MODES, MAP_SOURCES
 
@@ -48,7 +48,7 @@ class RegisterSchema(RequestSchema):
     email = EmailAddress(required=True)
     user_name = fields.String(
         required=True,
-        validate=validate.Regexp(
+        validate=Regexp(
             USER_NAME, error="User names are 3-32 lowercase letters, digits or underscores."
         ),
         metadata={"example": "ada_walks"},

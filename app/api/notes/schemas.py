@@ -16,6 +16,7 @@ from app.api.base import (
     Guid,
     LanguageTag,
     Refuses,
+    Regexp,
     RequestSchema,
     Schema,
     UtcDateTime,
@@ -36,14 +37,14 @@ from app.services.notes import SEARCH_QUERY_MAX_LENGTH, NoteList
 from app.services.shared.areas import Bounds, Circle
 from config import Config
 
-NOT_BLANK = validate.Regexp(NOT_BLANK_PATTERN, error="Must not be blank.")
+NOT_BLANK = Regexp(NOT_BLANK_PATTERN, error="Must not be blank.")
 
 
 def language_field(**kwargs: Any) -> LanguageTag:
     """A content language: a BCP 47-style tag of at most 35 characters."""
     return LanguageTag(
         validate=[
-            validate.Regexp(LANGUAGE_TAG, error="Not a language tag (e.g. en-US)."),
+            Regexp(LANGUAGE_TAG, error="Not a language tag (e.g. en-US)."),
             validate.Length(max=LANGUAGE_TAG_MAX_LENGTH),
         ],
         **kwargs,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from app.api.base import Guid, RequestSchema, Schema, UtcDateTime
+from app.api.base import Guid, Regexp, RequestSchema, Schema, UtcDateTime
 from app.api.links.schemas import ExternalLinkInputSchema
 from app.api.notes.schemas import NOT_BLANK, language_field
 from app.models.enums import NoteVisibility
@@ -23,7 +23,7 @@ from app.models.team import (
 
 NAME_RULES = [
     validate.Length(min=TEAM_NAME_MIN_LENGTH, max=TEAM_NAME_MAX_LENGTH),
-    validate.Regexp(
+    Regexp(
         TEAM_NAME,
         error="Use letters, digits, spaces, '-' and '_', starting and ending with a letter "
         "or digit.",

@@ -10,7 +10,7 @@ from uuid import UUID
 from flask import current_app
 from marshmallow import fields, validate
 
-from app.api.base import Guid, ProblemSchema, Refuses, RequestSchema, Schema, UtcDateTime
+from app.api.base import Guid, ProblemSchema, Refuses, Regexp, RequestSchema, Schema, UtcDateTime
 from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.trackables.cookies import guess_client, keeping_counted_misses
 from app.api.trackables.lookup import CODE_MAX_LENGTH, TrimmedString
@@ -83,7 +83,7 @@ class ActivityWriteSchema(RequestSchema):
         load_default=None,
         validate=[
             validate.Length(min=1, max=CLIENT_MUTATION_ID_MAX_LENGTH),
-            validate.Regexp(r"^[A-Za-z0-9._:-]+$", error="Use letters, digits, . _ : or -."),
+            Regexp(r"^[A-Za-z0-9._:-]+$", error="Use letters, digits, . _ : or -."),
         ],
         metadata={
             "description": "A tag the client chooses per write: sending the same tag again "

@@ -14,7 +14,15 @@ from uuid import UUID
 from flask import current_app, request
 from marshmallow import fields, post_dump, validate
 
-from app.api.base import NOT_BLANK_PATTERN, Guid, Refuses, RequestSchema, Schema, UtcDateTime
+from app.api.base import (
+    NOT_BLANK_PATTERN,
+    Guid,
+    Refuses,
+    Regexp,
+    RequestSchema,
+    Schema,
+    UtcDateTime,
+)
 from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.trackables.cookies import (
     client_id_for_session,
@@ -44,7 +52,7 @@ class LookupSchema(RequestSchema):
         required=True,
         validate=[
             validate.Length(max=CODE_MAX_LENGTH),
-            validate.Regexp(NOT_BLANK_PATTERN, error="Enter a code."),
+            Regexp(NOT_BLANK_PATTERN, error="Enter a code."),
         ],
         metadata={
             "description": "Public code, short secret code or QR token. Trimmed; case and "

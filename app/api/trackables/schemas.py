@@ -11,7 +11,15 @@ from typing import Any
 
 from marshmallow import fields, validate
 
-from app.api.base import NOT_BLANK_PATTERN, Guid, LanguageTag, RequestSchema, Schema, UtcDateTime
+from app.api.base import (
+    NOT_BLANK_PATTERN,
+    Guid,
+    LanguageTag,
+    Regexp,
+    RequestSchema,
+    Schema,
+    UtcDateTime,
+)
 from app.api.links.schemas import ExternalLinkInputSchema
 from app.models.base import LINK_DESCRIPTION_MAX_LENGTH, LINK_URL_MAX_LENGTH
 from app.models.trackable import (
@@ -23,7 +31,7 @@ from app.models.trackable import (
 )
 from app.services import trackables
 
-NOT_BLANK = validate.Regexp(NOT_BLANK_PATTERN, error="Must not be blank.")
+NOT_BLANK = Regexp(NOT_BLANK_PATTERN, error="Must not be blank.")
 PUBLIC_CODE_EXAMPLE = "LN-4K7Q2M"
 GROUP_NAME = r"^[A-Za-z0-9 ]*[A-Za-z0-9][A-Za-z0-9 ]*$"
 
@@ -262,7 +270,7 @@ class TrackableGroupCreateSchema(RequestSchema):
         required=True,
         validate=[
             validate.Length(max=GROUP_NAME_MAX_LENGTH),
-            validate.Regexp(GROUP_NAME, error="Use letters, numbers and spaces only."),
+            Regexp(GROUP_NAME, error="Use letters, numbers and spaces only."),
         ],
         metadata={
             "description": "Letters, numbers and spaces; gives the unique slug (lowercase, "
