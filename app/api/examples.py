@@ -717,7 +717,7 @@ NOTIFICATIONS = {
         "trackableId": TRACKABLE_ID,
         "groupId": GROUP_ID,
         "noteId": None,
-        "text": f"{PUBLIC_CODE} (Red fox) has a new journey stop.",
+        "text": f"{PUBLIC_CODE} (Red kayak paddle) has a new journey stop.",
     },
     "UnreadCount": {"unreadCount": 3},
     "MarkRead": {"upTo": NOTIFICATION_ID},
