@@ -84,7 +84,16 @@ def register_area_hooks(app: Flask) -> None:
     from app.hooks import AreaHooks
     from app.policies import notes as note_policy
     from app.policies import teams as team_policy
-    from app.services import categories, compliance, identity, images, notes, teams, trackables
+    from app.services import (
+        categories,
+        compliance,
+        events,
+        identity,
+        images,
+        notes,
+        teams,
+        trackables,
+    )
     from app.services.shared import budgets
 
     app.extensions["area_hooks"] = AreaHooks(
@@ -105,6 +114,7 @@ def register_area_hooks(app: Flask) -> None:
             # images, and the count of all the account's images removed.
             images.delete_account_images,
             budgets.delete_account_spends,  # what it counted against its budgets
+            events.delete_account_notifications,  # the inbox
             identity.remove_identity_data,  # tokens, codes: last
         ),
         parent_removals=(images.remove_children_images,),  # a parent's images and files
@@ -114,9 +124,15 @@ def register_area_hooks(app: Flask) -> None:
 def register_job_kinds(app: Flask) -> None:
     """Every kind of background job a worker runs (app.platform.jobs), by area."""
     from app.platform.jobs import install_job_kinds
-    from app.services import identity
+    from app.services import events, identity
 
-    install_job_kinds(app, (*identity.JOB_KINDS,))  # account mail
+    install_job_kinds(
+        app,
+        (
+            *identity.JOB_KINDS,  # account mail
+            *events.JOB_KINDS,  # an event's fan-out to inboxes
+        ),
+    )
 
 
 def use_development_keys(app: Flask) -> None:

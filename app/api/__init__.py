@@ -17,6 +17,7 @@ def register_blueprints(app: Flask) -> None:
     from app.api.images import blp as images_blp
     from app.api.links.routes import blp as links_blp
     from app.api.notes.routes import blp as notes_blp
+    from app.api.notifications import blp as notifications_blp
     from app.api.sync.routes import blp as sync_blp
     from app.api.system.routes import blp as system_blp
     from app.api.teams import blp as teams_blp
@@ -32,6 +33,7 @@ def register_blueprints(app: Flask) -> None:
         teams_blp,
         team_categories_blp,
         trackables_blp,
+        notifications_blp,
         compliance_blp,
         images_blp,
         sync_blp,

@@ -704,6 +704,26 @@ def problem(status: int) -> dict[str, Any]:
     return {"type": "about:blank", "title": fields["title"], "status": status, **fields}
 
 
+# --- the inbox -------------------------------------------------------------------------------
+
+NOTIFICATION_ID = "4f1c9e2a-7b3d-4c58-9e06-2a8d5b7c1f34"
+
+NOTIFICATIONS = {
+    "Notification": {
+        "notificationId": NOTIFICATION_ID,
+        "eventType": "trackable.journey_stop.added",
+        "createdUtc": "2026-11-23T09:15:00.000Z",
+        "readUtc": None,
+        "trackableId": TRACKABLE_ID,
+        "groupId": GROUP_ID,
+        "noteId": None,
+        "text": f"{PUBLIC_CODE} (Red kayak paddle) has a new journey stop.",
+    },
+    "UnreadCount": {"unreadCount": 3},
+    "MarkRead": {"upTo": NOTIFICATION_ID},
+}
+
+
 COMPONENTS = {
     "ReusedTagProblem": {
         "type": "about:blank",
@@ -732,6 +752,7 @@ SCHEMAS: dict[str, Any] = {
     **TEAMS,
     **TRACKABLES,
     **COMPLIANCE,
+    **NOTIFICATIONS,
     **COMPONENTS,
 }
 

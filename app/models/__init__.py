@@ -4,6 +4,7 @@ from app.models.base import Base
 from app.models.budget import BudgetSpend
 from app.models.category import Category
 from app.models.compliance import ContentReport
+from app.models.event import Event, Notification
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
 from app.models.image import ContentImage, ImageTarget
 from app.models.job import Job, JobState
@@ -35,6 +36,7 @@ __all__ = [
     "ContentImage",
     "ContentReport",
     "EmailCode",
+    "Event",
     "ImageTarget",
     "Job",
     "JobState",
@@ -42,6 +44,7 @@ __all__ = [
     "LoginFailure",
     "Note",
     "NoteComment",
+    "Notification",
     "RateLimitCounter",
     "RecoveryCode",
     "RefreshToken",

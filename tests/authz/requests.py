@@ -221,6 +221,10 @@ CALLS: dict[str, Call] = {
     "POST /api/trackables/groups/{trackableGroupId}/watch": Call(),
     "DELETE /api/trackables/groups/{trackableGroupId}/watch": Call(),
     "GET /api/trackables/watches": Call(),
+    "GET /api/notifications": Call(),
+    "GET /api/notifications/unread-count": Call(),
+    # another user's id is ignored, never refused: every signed-in caller gets 204
+    "POST /api/notifications/read": Call(json={"upTo": "4f1c9e2a-7b3d-4c58-9e06-2a8d5b7c1f34"}),
     "POST /api/trackables/lookup": Call(json=lambda w, c: {"code": w.secrets["trackable"]}),
     "GET /api/trackables/lookup": Call(query=lambda w, c: {"code": w.secrets["trackable"]}),
     "GET /api/trackables/active": Call(shows="gate"),

@@ -346,7 +346,9 @@ def update_active_message(data: dict, trackable_id: UUID) -> Any:
     Stored on this client's active session for the trackable (404 `trackable_not_found`
     without one); returns the session.
     """
-    item = trackables.set_status_message(current_client_key(), trackable_id, data["status_message"])
+    item = trackables.set_status_message(
+        current_viewer(), current_client_key(), trackable_id, data["status_message"]
+    )
     db.session.commit()
     return item
 

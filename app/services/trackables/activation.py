@@ -39,6 +39,7 @@ from app.models.base import utcnow
 from app.models.trackable import JourneyStop, Trackable, TrackableGroup
 from app.models.user import User
 from app.policies import trackables as trackable_policy
+from app.services import events
 from app.services.shared import links
 from app.services.trackables import journey
 
@@ -208,6 +209,7 @@ def activate(
     if not claim_activation(trackable, values):
         raise TrackableError("trackable_already_activated", "This trackable is already activated.")
     db.session.refresh(trackable)
+    events.record(events.EventType.ACTIVATED, trackable, actor_id=user.id)
     stop = None
     if initial_journey_stop_latitude is not None and initial_journey_stop_longitude is not None:
         stop = journey.record_stop(

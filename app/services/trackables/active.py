@@ -26,6 +26,7 @@ from app.extensions import db
 from app.models.team import Team
 from app.models.trackable import Trackable, TrackableAccessSession, TrackableGroup
 from app.policies import trackables as policy
+from app.services import events
 from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.trackables.sessions import end_session, find_session
 
@@ -169,16 +170,22 @@ def _group_items(viewer: Viewer, trackable: Trackable) -> list[ActiveItem]:
     return [ActiveItem(other) for other in others]
 
 
-def set_status_message(client: str | None, trackable_id: uuid.UUID, message: str) -> ActiveItem:
-    """Remember the status text on this client's session (404 without one)."""
+def set_status_message(
+    viewer: Viewer, client: str | None, trackable_id: uuid.UUID, message: str
+) -> ActiveItem:
+    """Remember the status text on this client's session (404 without one). A change is
+    an event (its text stays the client's own: the event says only that it changed)."""
     session = find_session(client, trackable_id)
     if session is None:
         raise policy.not_found()
+    changed = session.status_message != message
     session.status_message = message
     db.session.flush()
     trackable = db.session.get(Trackable, trackable_id)
     if trackable is None:  # pragma: no cover - the session's row cascades with it
         raise policy.not_found()
+    if changed:
+        events.record(events.EventType.STATUS_MESSAGE_CHANGED, trackable, actor_id=viewer.user_id)
     return _item(session, trackable)
 
 

@@ -32,7 +32,7 @@ from app.models.note import Note
 from app.models.trackable import CodeKind, Trackable
 from app.policies import notes as note_policy
 from app.policies import trackables as policy
-from app.services import notes
+from app.services import events, notes
 from app.services.trackables.codes import CodeSettings
 from app.services.trackables.guesses import check_budget, count_miss
 from app.services.trackables.journey import record_stop
@@ -93,6 +93,9 @@ def _attach(viewer: Viewer, note: Note, trackable: Trackable) -> None:
     if trackable.id in note.trackable_ids:
         return
     notes.attach_trackable(note, trackable)
+    events.record(
+        events.EventType.ATTACHED_TO_NOTE, trackable, actor_id=viewer.user_id, note_id=note.id
+    )
     if note.latitude is None or note.longitude is None:
         return
     user = viewer.account

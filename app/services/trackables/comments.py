@@ -29,6 +29,7 @@ from app.extensions import db
 from app.models.base import utcnow
 from app.models.trackable import Trackable, TrackableComment
 from app.policies import trackables as policy
+from app.services import events
 from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.trackables.possession import Credential, check_observed, writable, write_once
 
@@ -129,6 +130,12 @@ def add_comment(
     )
     if new:
         touch(trackable, comment.created_utc)
+        events.record(
+            events.EventType.COMMENT_WRITTEN,
+            trackable,
+            actor_id=viewer.user_id,
+            comment_id=comment.id,
+        )
         db.session.flush()
     return comment_view(viewer, trackable, comment)
 
@@ -142,6 +149,9 @@ def edit_comment(
     policy.require_edit_comment(viewer, comment)
     comment.body = body
     comment.edited_utc = utcnow()
+    events.record(
+        events.EventType.COMMENT_EDITED, trackable, actor_id=viewer.user_id, comment_id=comment.id
+    )
     db.session.flush()
     return comment_view(viewer, trackable, comment)
 
@@ -152,6 +162,9 @@ def delete_comment(viewer: Viewer, trackable_id: uuid.UUID, comment_id: uuid.UUI
     comment = _comment_of(trackable, comment_id)
     policy.require_delete_comment(viewer, trackable, comment)
     db.session.delete(comment)
+    events.record(
+        events.EventType.COMMENT_DELETED, trackable, actor_id=viewer.user_id, comment_id=comment.id
+    )
     db.session.flush()
 
 

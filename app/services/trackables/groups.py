@@ -33,6 +33,7 @@ from app.extensions import db
 from app.models.base import utcnow
 from app.models.trackable import Trackable, TrackableGroup
 from app.policies import trackables as trackable_policy
+from app.services import events
 
 ALREADY_IN_GROUP = "The trackable is already in a group: detach it from its group first."
 
@@ -55,8 +56,12 @@ def detach_from_group(viewer: Viewer, trackable_id: uuid.UUID) -> GroupMembershi
             "trackable_group_detach_forbidden",
             "Only the trackable's activator or an admin of its group may detach it.",
         )
+    left = trackable.group_id
     trackable.group = None
     trackable.updated_utc = utcnow()
+    events.record(
+        events.EventType.GROUP_ITEM_REMOVED, trackable, actor_id=viewer.user_id, group_id=left
+    )
     db.session.flush()
     return GroupMembership(trackable.id, None)
 
@@ -116,4 +121,5 @@ def attach_to_group(
             )
         raise TrackableError("trackable_request_rejected", ALREADY_IN_GROUP)
     db.session.refresh(trackable)
+    events.record(events.EventType.GROUP_ITEM_ADDED, trackable, actor_id=viewer.user_id)
     return GroupMembership(trackable.id, trackable.group)

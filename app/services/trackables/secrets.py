@@ -26,6 +26,7 @@ from app.models.base import utcnow
 from app.models.team import MembershipStatus, TeamMembership
 from app.models.trackable import Trackable, TrackableAccessSession, TrackableUnlock
 from app.policies import trackables as policy
+from app.services import events
 from app.services.shared import budgets
 from app.services.trackables.codes import CodeSettings
 from app.services.trackables.creation import IssuedTrackable, checked_secret_shape
@@ -93,5 +94,6 @@ def rotate_secret(
         )
     )
     trackable.updated_utc = utcnow()
+    events.record(events.EventType.SECRET_ROTATED, trackable, actor_id=viewer.user_id)
     db.session.flush()
     return IssuedTrackable.of(trackable, trackable.name, codes, base_url)

@@ -36,7 +36,7 @@ from app.models.trackable import JourneyStop, Trackable
 from app.models.user import User
 from app.policies import notes as note_policy
 from app.policies import trackables as policy
-from app.services import notes
+from app.services import events, notes
 from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.trackables.journey import GRID_DECIMALS, record_stop, snap
 from app.services.trackables.possession import Credential, check_observed, writable, write_once
@@ -148,7 +148,7 @@ def add_stop(
             client_payload_hash=client_payload_hash,
         )
 
-    stop, _ = write_once(
+    stop, new = write_once(
         JourneyStop,
         trackable,
         client_mutation_id,
@@ -165,6 +165,10 @@ def add_stop(
             "display_name": None if user else display_name,
         },
     )
+    if new:
+        events.record(
+            events.EventType.STOP_ADDED, trackable, actor_id=viewer.user_id, stop_id=stop.id
+        )
     return stop_views(viewer, trackable, [stop])[0]
 
 
@@ -174,6 +178,9 @@ def delete_stop(viewer: Viewer, trackable_id: uuid.UUID, stop_id: uuid.UUID) -> 
     stop = stop_of(trackable, stop_id)
     policy.require_delete_stop(viewer, trackable, stop)
     db.session.delete(stop)
+    events.record(
+        events.EventType.STOP_DELETED, trackable, actor_id=viewer.user_id, stop_id=stop.id
+    )
     db.session.flush()
 
 

@@ -79,7 +79,16 @@ def test_email_and_user_name_are_free_again_after_deletion(api):
 
 
 def test_the_factory_lists_every_area_clean_up_in_order(app):
-    from app.services import categories, compliance, identity, images, notes, teams, trackables
+    from app.services import (
+        categories,
+        compliance,
+        events,
+        identity,
+        images,
+        notes,
+        teams,
+        trackables,
+    )
     from app.services.shared import budgets
 
     assert list(app.extensions["area_hooks"].account_cleanups) == [
@@ -90,6 +99,7 @@ def test_the_factory_lists_every_area_clean_up_in_order(app):
         compliance.detach_account_reports,
         images.delete_account_images,
         budgets.delete_account_spends,
+        events.delete_account_notifications,
         identity.remove_identity_data,
     ]
 

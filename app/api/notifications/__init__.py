@@ -1,0 +1,5 @@
+"""The inbox (issue 25): the caller's notifications, their unread count, marking read."""
+
+from app.api.notifications.routes import blp
+
+__all__ = ["blp"]

@@ -1,0 +1,66 @@
+"""Events and the inbox (issue 25): what happened to a trackable or a group, written in the
+same transaction as the change (a transactional outbox), and one inbox row per user who
+hears of it, written later by the worker's fan-out (services.events).
+
+An event keeps ids and the public fields a viewer may see at the time (`fields`), never a
+secret or a hidden field. A notification is unique per event and user, so a fan-out run
+again after a crash adds nobody twice.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.models.base import Base, new_id, utcnow
+
+EVENT_TYPE_MAX_LENGTH = 50
+
+
+class Event(Base):
+    __tablename__ = "events"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    event_type: Mapped[str] = mapped_column(String(EVENT_TYPE_MAX_LENGTH))
+    # The subject: a trackable's events go with it; a group or note gone leaves the event.
+    trackable_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("trackables.id", ondelete="CASCADE"), default=None, index=True
+    )
+    group_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("trackable_groups.id", ondelete="SET NULL"), default=None
+    )
+    note_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("notes.id", ondelete="SET NULL"), default=None
+    )
+    # Who made the change (None: anonymous, or an account since deleted): never told of it.
+    actor_user_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None, index=True
+    )
+    fields: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Notification(Base):
+    """One user's inbox row for one event."""
+
+    __tablename__ = "notifications"
+    __table_args__ = (UniqueConstraint("event_id", "user_id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    event_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("events.id", ondelete="CASCADE")  # the unique key below leads with it
+    )
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    # The event's time: the inbox is read newest event first.
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    read_utc: Mapped[datetime | None] = mapped_column(default=None)
+
+    event: Mapped[Event] = relationship(lazy="joined")
+
+
+# A user's inbox, newest first (read backwards), and its unread count.
+Index("ix_notifications_inbox", Notification.user_id, Notification.created_utc, Notification.id)
