@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import and_, exists, false, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
-from app.auth import Viewer
+from app.auth import Viewer, build_viewer
 from app.errors import Forbidden, NotFound, TrackableError
 from app.extensions import db
 from app.models.note import Note
@@ -33,9 +33,11 @@ from app.models.trackable import (
     Trackable,
     TrackableComment,
     TrackableGroup,
+    TrackableUnlock,
     TrackableVisibility,
     note_trackables,
 )
+from app.models.user import User
 from app.policies import notes as note_policy
 from app.policies import teams as team_policy
 
@@ -122,6 +124,17 @@ def shares_note_scope(viewer: Viewer, trackable: Trackable) -> bool:
     """Whether a note of the viewer's workspace carries the trackable (rule 4)."""
     attached = _in_note_scope(viewer, trackable.id)
     return attached is not None and bool(db.session.scalar(select(attached)))
+
+
+def account_viewer(user: User) -> Viewer:
+    """`user` as a viewer by their account alone (their teams and account unlocks), for
+    deciding what someone other than the requester may see (who hears of an event). Left
+    to itself, the viewer's unlocks also count the current request's access cookie, which
+    belongs to whoever sent the request, not to every watcher."""
+    unlocked = db.session.scalars(
+        select(TrackableUnlock.trackable_id).where(TrackableUnlock.user_id == user.id)
+    )
+    return build_viewer(user, unlocked_trackable_ids=frozenset(unlocked))
 
 
 def can_view(viewer: Viewer, trackable: Trackable) -> bool:

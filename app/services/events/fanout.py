@@ -15,16 +15,10 @@ import uuid
 
 from sqlalchemy import select
 
-from app.auth import Viewer, build_viewer
 from app.extensions import db
 from app.models.event import Event, Notification
 from app.models.team import MembershipStatus, TeamMembership
-from app.models.trackable import (
-    Trackable,
-    TrackableGroupWatch,
-    TrackableUnlock,
-    TrackableWatch,
-)
+from app.models.trackable import Trackable, TrackableGroupWatch, TrackableWatch
 from app.models.user import User
 from app.platform.jobs import JobKind, Task
 from app.policies import trackables as trackable_policy
@@ -45,7 +39,7 @@ def fan_out(task: Task) -> None:
     )
     users = db.session.scalars(select(User).where(User.id.in_(audience - already)))
     for user in users:
-        if trackable_policy.can_view(account_viewer(user), trackable):
+        if trackable_policy.can_view(trackable_policy.account_viewer(user), trackable):
             db.session.add(
                 Notification(event_id=event.id, user_id=user.id, created_utc=event.created_utc)
             )
@@ -79,15 +73,6 @@ def candidates(event: Event, trackable: Trackable) -> set[uuid.UUID | None]:
             )
         )
     return found
-
-
-def account_viewer(user: User) -> Viewer:
-    """`user` as a viewer by their account alone (their teams and account unlocks), as at
-    any request of theirs without an access cookie."""
-    unlocked = db.session.scalars(
-        select(TrackableUnlock.trackable_id).where(TrackableUnlock.user_id == user.id)
-    )
-    return build_viewer(user, unlocked_trackable_ids=frozenset(unlocked))
 
 
 JOB_KINDS = (JobKind(FAN_OUT, fan_out),)

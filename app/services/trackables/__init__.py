@@ -88,7 +88,6 @@ from app.services.trackables.watches import (
     unwatch_trackable,
     watch_group,
     watch_trackable,
-    watchers_of,
 )
 
 __all__ = [
@@ -161,6 +160,5 @@ __all__ = [
     "unwrapped",
     "watch_group",
     "watch_trackable",
-    "watchers_of",
     "wrap_batch",
 ]

@@ -11,10 +11,8 @@ described).
   `trackable_request_rejected` is a 400 or 403). Stopping never needs it: a watch whose
   target became hidden can still be ended; without a watch, an unknown or hidden target
   is 404 as above.
-- A group watch covers the group's items the watcher may see. `watchers_of` is whom
-  activity on a trackable concerns: its item watchers and its group's watchers, each only
-  while they may see it now (by their account: never by the access cookie of the client
-  whose request asks), once per user.
+- A group watch covers the group's items the watcher may see. Who hears of activity is
+  the events area's fan-out (app.services.events), which reads these tables.
 """
 
 from __future__ import annotations
@@ -25,16 +23,12 @@ from typing import Any
 
 from sqlalchemy import delete, exc, select
 
-from app.auth import Viewer, build_viewer
+from app.auth import Viewer
 from app.extensions import db
 from app.models.trackable import (
-    Trackable,
     TrackableGroupWatch,
-    TrackableUnlock,
-    TrackableVisibility,
     TrackableWatch,
 )
-from app.models.user import User
 from app.policies import trackables as trackable_policy
 
 
@@ -124,39 +118,3 @@ def list_watches(viewer: Viewer) -> MyWatches:
         .order_by(TrackableGroupWatch.created_utc.desc(), TrackableGroupWatch.group_id)
     ).all()
     return MyWatches(list(trackable_ids), list(group_ids))
-
-
-def watchers_of(trackable: Trackable) -> set[uuid.UUID]:
-    """The users activity on `trackable` concerns: its watchers and its group's watchers
-    who may see it now, each once."""
-    candidates = set(
-        db.session.scalars(
-            select(TrackableWatch.user_id).where(TrackableWatch.trackable_id == trackable.id)
-        )
-    )
-    if trackable.group_id is not None:
-        candidates |= set(
-            db.session.scalars(
-                select(TrackableGroupWatch.user_id).where(
-                    TrackableGroupWatch.group_id == trackable.group_id
-                )
-            )
-        )
-    if not candidates:
-        return set()
-    if trackable.is_activated and trackable.visibility == TrackableVisibility.ALWAYS_VISIBLE:
-        return candidates  # everyone may see it
-    users = db.session.scalars(select(User).where(User.id.in_(candidates)))
-    return {
-        user.id for user in users if trackable_policy.can_view(_account_viewer(user), trackable)
-    }
-
-
-def _account_viewer(user: User) -> Viewer:
-    """`user` as a viewer by their account alone. build_viewer also adds the unlocks of
-    the current request's access cookie, which belong to whoever sent this request, not
-    to every watcher."""
-    unlocked = db.session.scalars(
-        select(TrackableUnlock.trackable_id).where(TrackableUnlock.user_id == user.id)
-    )
-    return build_viewer(user, unlocked_trackable_ids=frozenset(unlocked))

@@ -16,13 +16,10 @@ import pytest
 from app.auth import issue_access_token
 from app.extensions import db
 from app.models.trackable import (
-    Trackable,
     TrackableGroupWatch,
-    TrackableUnlock,
     TrackableVisibility,
     TrackableWatch,
 )
-from app.services import trackables
 from app.services.trackables import watches
 from tests.conftest import assert_problem
 from tests.factories import codes_of, make_group, make_team, make_trackable, make_user
@@ -282,54 +279,6 @@ def test_a_watch_on_a_group_that_became_hidden_can_still_be_ended(api, watcher, 
     assert group_rows() == 0
 
 
-# --- whom a group watch covers -----------------------------------------------------------
-
-
-def test_a_group_watch_covers_the_groups_items(api, owner, watcher, group):
-    [item] = group.trackables
-    outside = make_trackable(owner)
-    api.as_user(watcher).post(group_watch(group))
-    assert watches.watchers_of(item) == {watcher.id}
-    assert watches.watchers_of(outside) == set()
-
-
-def test_a_user_watching_a_group_and_its_item_is_concerned_once(api, owner, watcher, group):
-    [item] = group.trackables
-    other = make_user()
-    api.as_user(watcher).post(group_watch(group))
-    api.as_user(watcher).post(item_watch(item))
-    api.as_user(other).post(item_watch(item))
-    assert trackables.watchers_of(item) == {watcher.id, other.id}
-
-
-def test_a_group_watch_covers_only_the_items_the_watcher_may_see(api, owner, watcher, group):
-    hidden = make_trackable(owner, group_id=group.id, visibility=HIDDEN)
-    unlocker = make_user()
-    db.session.add(TrackableUnlock(user_id=unlocker.id, trackable_id=hidden.id))
-    db.session.commit()
-    for user in (owner, watcher, unlocker):
-        state(api.as_user(user).post(group_watch(group)), watching=True, changed=True)
-    assert watches.watchers_of(hidden) == {owner.id, unlocker.id}
-    [visible] = [item for item in group.trackables if item.id != hidden.id]
-    assert watches.watchers_of(visible) == {owner.id, watcher.id, unlocker.id}
-
-
-def test_the_access_cookie_of_the_request_does_not_make_watchers_of_a_hidden_item(
-    app, api, owner, watcher, group
-):
-    hidden = make_trackable(owner, group_id=group.id, visibility=HIDDEN)
-    api.as_user(watcher).post(group_watch(group))
-    secret, _ = codes_of(hidden)
-    response = api.post(LOOKUP, json={"code": secret})  # an anonymous client unlocks it
-    cookie = next(
-        value for value in response.headers.getlist("Set-Cookie") if value.startswith(COOKIE)
-    )
-    # Activity from that client (say, its comment) asks whom it concerns: not the
-    # watcher, who never unlocked the item.
-    with app.test_request_context(headers={"Cookie": cookie.split(";", 1)[0]}):
-        assert watches.watchers_of(hidden) == set()
-
-
 # --- concurrent double start -------------------------------------------------------------
 
 
@@ -397,9 +346,6 @@ def test_creating_a_group_with_watch_group_activity_watches_it(api, owner):
     assert item_rows() == 0
     assert api.as_user(owner).get(WATCHES).get_json()["groups"] == [str(group_id)]
     state(api.as_user(owner).post(group_watch(group_id)), watching=True, changed=False)
-    items = [uuid.UUID(item["trackableId"]) for item in created["items"]]
-    for item_id in items:
-        assert watches.watchers_of(db.session.get(Trackable, item_id)) == {owner.id}
 
 
 @pytest.mark.parametrize("body", [{}, {"watchGroupActivityWhenCreated": False}])
