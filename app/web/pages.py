@@ -5,6 +5,8 @@ JavaScript (a small script adds "use my location"), in every SITE_LANGUAGES lang
 - `GET /{lang}/trackables/{publicCode}`: the public page (name, status, description, the
   journey on a map of hosted tiles with the stops listed below it, the comments, the
   external link with the public code appended when it opts in).
+  It links the trackable's and its group's Atom feeds (app.web.feeds) when they are
+  public.
 - `GET /{lang}/trackables/active/{trackableId}`: the active landing of a client holding
   the trackable (its access-session cookie, an account unlock, or managing it):
   activation (signed in: personally or for a team), a comment, a journey stop (typed or
@@ -58,6 +60,8 @@ from app.models.trackable import (
 from app.services import trackables
 from app.web.beta import NEGOTIATED
 from app.web.beta import add_routes as add_beta_routes
+from app.web.feeds import add_routes as add_feed_routes
+from app.web.feeds import feed_links
 from app.web.i18n import install_i18n
 from app.web.maps import journey_map
 
@@ -184,6 +188,9 @@ def not_found_page() -> tuple[str, int, dict[str, str]]:
     return render_template("pages/not_found.html"), 404, {"Cache-Control": "no-store"}
 
 
+add_feed_routes(pages, not_found_page)  # the Atom feeds answer a hidden item as a page does
+
+
 @pages.errorhandler(CSRFError)
 def csrf_refused(_error: CSRFError) -> tuple[str, int, dict[str, str]]:
     back = request.path.rsplit("/", 1)[0] if request.path.count("/") > 4 else None
@@ -228,6 +235,7 @@ def public_page(public_code: str) -> Any:
         map=journey_view,
         comments=comments,
         holds_it=_holds(viewer, view.trackable_id),
+        feeds=feed_links(trackable, view),
     )
     return html, 200, {"Cache-Control": "private, no-cache"}
 

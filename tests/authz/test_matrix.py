@@ -46,6 +46,12 @@ NO_MATRIX = {
     "POST /{lang}/trackables/active/{trackableId}/comments": "website form: tests/web/",
     "POST /{lang}/trackables/active/{trackableId}/stops": "website form: tests/web/",
     "POST /{lang}/trackables/active/{trackableId}/end": "website form: tests/web/",
+    "GET /{lang}/trackables/{publicCode}/feed.atom": (
+        "Atom feed, the anonymous view for everyone: tests/web/test_feeds.py"
+    ),
+    "GET /{lang}/trackables/groups/{groupId}/feed.atom": (
+        "Atom feed, the anonymous view for everyone: tests/web/test_feeds.py"
+    ),
     "GET /beta/android": "the Android beta page, the same for everyone",
     "GET /{lang}/beta/android": "the Android beta page, the same for everyone",
 }

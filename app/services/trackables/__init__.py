@@ -36,6 +36,14 @@ from app.services.trackables.creation import (
     create_group,
     create_trackable,
 )
+from app.services.trackables.feeds import (
+    EntryKind,
+    Feed,
+    FeedEntry,
+    group_feed,
+    has_public_feed,
+    trackable_feed,
+)
 from app.services.trackables.groups import GroupMembership, attach_to_group, detach_from_group
 from app.services.trackables.guesses import (
     GuessBudgetExceeded,
@@ -103,6 +111,9 @@ __all__ = [
     "CreatedGroup",
     "CreatedTrackable",
     "Credential",
+    "EntryKind",
+    "Feed",
+    "FeedEntry",
     "GroupMembership",
     "GuessBudgetExceeded",
     "GuessClient",
@@ -139,7 +150,9 @@ __all__ = [
     "find_by_public_code",
     "get_journey",
     "get_trackable",
+    "group_feed",
     "guess_key",
+    "has_public_feed",
     "list_active",
     "list_comments",
     "list_watches",
@@ -153,6 +166,7 @@ __all__ = [
     "session_trackable_ids",
     "set_status_message",
     "site_language",
+    "trackable_feed",
     "trackable_view",
     "trackable_views",
     "unwatch_group",
