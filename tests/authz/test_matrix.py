@@ -48,6 +48,10 @@ NO_MATRIX = {
     "POST /{lang}/trackables/active/{trackableId}/end": "website form: tests/web/",
     "GET /beta/android": "the Android beta page, the same for everyone",
     "GET /{lang}/beta/android": "the Android beta page, the same for everyone",
+    "GET /help/foreign-codes": "the lookup's help page, the same for everyone",
+    "GET /{lang}/help/foreign-codes": "the lookup's help page, the same for everyone",
+    "GET /help/external-links": "the refused links' help page, the same for everyone",
+    "GET /{lang}/help/external-links": "the refused links' help page, the same for everyone",
 }
 
 
