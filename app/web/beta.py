@@ -9,14 +9,16 @@ service accepts, read from the same settings as `GET /api/system/beta-android`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from flask import Blueprint, current_app, render_template
 
 from app.services import system
 
-# Pages whose address has no language: it comes from Accept-Language (app.web.pages).
-NEGOTIATED = frozenset({"pages.beta_android_any"})
+# Each address without a language (its language comes from Accept-Language: app.web.pages)
+# and the endpoint of the same page with one.
+LANGUAGE_FREE: Mapping[str, str] = {"pages.beta_android_any": "pages.beta_android"}
 
 
 def _page(headers: dict[str, str] | None = None) -> Any:

@@ -58,8 +58,7 @@ from app.models.trackable import (
     TRACKABLE_NAME_MAX_LENGTH,
 )
 from app.services import trackables
-from app.web.beta import NEGOTIATED
-from app.web.beta import add_routes as add_beta_routes
+from app.web import beta, help_pages
 from app.web.feeds import add_routes as add_feed_routes
 from app.web.feeds import feed_links
 from app.web.i18n import install_i18n
@@ -74,7 +73,11 @@ pages = Blueprint(
 )
 csrf = CSRFProtect()
 
-add_beta_routes(pages)  # the Android beta page is one of these pages
+# The Android beta page and the help pages are pages of this blueprint too; each has an
+# address without a language as well, the one the API hands out.
+beta.add_routes(pages)
+help_pages.add_routes(pages)
+LANGUAGE_FREE = {**beta.LANGUAGE_FREE, **help_pages.LANGUAGE_FREE}
 
 # The API's trackable error codes, in words (the API's own details are English only).
 ERROR_WORDS: Mapping[str, Any] = {
@@ -124,7 +127,7 @@ def take_language(endpoint: str | None, values: dict[str, Any] | None) -> None:
     if endpoint == "pages.static":  # the style sheet and script have no language
         return
     lang = (values or {}).pop("lang", None)
-    if lang is None and endpoint in NEGOTIATED:  # an address without a language
+    if lang is None and endpoint in LANGUAGE_FREE:  # an address without a language
         lang = trackables.site_language(request.accept_languages)
     if lang not in trackables.SITE_LANGUAGES:
         raise PageNotFound
@@ -165,8 +168,10 @@ def _other_language_url(lang: str) -> str | None:
         return None
     if request.endpoint == "pages.public_page":
         return url_for("pages.public_page", **args, lang=lang)
-    if request.endpoint in {"pages.beta_android", *NEGOTIATED}:
-        return url_for("pages.beta_android", lang=lang)
+    endpoint = request.endpoint or ""
+    endpoint = LANGUAGE_FREE.get(endpoint, endpoint)
+    if endpoint in LANGUAGE_FREE.values():  # a page that takes no arguments
+        return url_for(endpoint, lang=lang)
     if "trackable_id" in args:
         return url_for("pages.active_page", trackable_id=args["trackable_id"], lang=lang)
     return None

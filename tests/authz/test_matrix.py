@@ -54,6 +54,10 @@ NO_MATRIX = {
     ),
     "GET /beta/android": "the Android beta page, the same for everyone",
     "GET /{lang}/beta/android": "the Android beta page, the same for everyone",
+    "GET /help/foreign-codes": "the lookup's help page, the same for everyone",
+    "GET /{lang}/help/foreign-codes": "the lookup's help page, the same for everyone",
+    "GET /help/external-links": "the refused links' help page, the same for everyone",
+    "GET /{lang}/help/external-links": "the refused links' help page, the same for everyone",
 }
 
 

@@ -244,3 +244,28 @@ def test_the_beta_page_from_the_status_opens_in_the_browser_language_and_switche
     assert page.locator("h1").inner_text() == "Die Beta der Android-App"
     assert page.locator("h2").first.inner_text() == "So machst du mit"
     assert problems == []
+
+
+def test_the_help_pages_the_api_links_to_open_in_the_browser_language_and_switch(
+    api, live_server, phone
+):
+    help_url = api.post("/api/trackables/lookup", json={"code": "TB1A2B3C"}).get_json()["helpUrl"]
+    member = api.as_user(make_user("kim"))
+    refused = member.post("/api/external-links/verify", json={"url": "javascript:alert(1)"})
+    support_url = refused.get_json()["supportUrl"]
+    page = phone.new_page()
+    problems: list[str] = []
+    page.on("console", lambda message: record_error(problems, message))
+    for address, english, german in [
+        (help_url, "Codes of other tracking systems", "Codes anderer Tracking-Systeme"),
+        (support_url, "Why a link was refused", "Warum ein Link abgelehnt wurde"),
+    ]:
+        response = page.goto(f"{live_server}{address}")
+        assert response is not None
+        assert response.status == 200
+        assert page.locator("h1").inner_text() == english  # locale en-GB
+        page.click("text=DE")
+        assert page.url.endswith(f"/de{address}")
+        assert page.locator("h1").inner_text() == german
+        assert page.locator("h2").first.is_visible()
+    assert problems == []
