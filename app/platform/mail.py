@@ -86,11 +86,15 @@ def print_to_console(mail: Mail) -> None:
 
 
 def write_eml(message: EmailMessage, folder: Path) -> Path:
+    """One `.eml` per message, whole or not at all: written under a hidden name, then
+    renamed, so a reader watching the folder (a person's tool, the tests' generated-client
+    flow, which polls it while the worker sends) never opens half a message."""
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    path = folder / f"{stamp}-{uuid.uuid4().hex[:8]}.eml"
-    path.write_bytes(message.as_bytes())
-    return path
+    name = f"{stamp}-{uuid.uuid4().hex[:8]}.eml"
+    partial = folder / f".{name}.partial"
+    partial.write_bytes(message.as_bytes())
+    return partial.replace(folder / name)
 
 
 def deliver_smtp(message: EmailMessage, config: Mapping[str, Any]) -> None:

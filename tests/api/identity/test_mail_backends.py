@@ -241,3 +241,29 @@ class TestSmtpServerDown:
         assert api.get(confirm_path(message.get_content())).status_code == 200
         db.session.expire_all()
         assert db.session.get(Job, job.id).state is JobState.DONE
+
+
+def test_the_file_backend_shows_a_message_only_whole(tmp_path, monkeypatch):
+    """A reader of `*.eml` never opens half a message: the bytes go under a hidden name
+    first and the `.eml` appears by a rename."""
+    from email.message import EmailMessage
+    from pathlib import Path
+
+    from app.platform.mail import write_eml
+
+    message = EmailMessage()
+    message["To"] = "ada@example.com"
+    message.set_content("https://example.com/api/auth/confirmEmail?code=" + "x" * 5000)
+    seen_while_writing: list[list[str]] = []
+    real_write = Path.write_bytes
+
+    def write_and_look(self: Path, data: bytes) -> int:
+        written = real_write(self, data)
+        seen_while_writing.append(sorted(p.name for p in tmp_path.glob("*.eml")))
+        return written
+
+    monkeypatch.setattr(Path, "write_bytes", write_and_look)
+    path = write_eml(message, tmp_path)
+    assert seen_while_writing == [[]]  # the bytes were all there before any .eml was
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+    assert path.read_bytes() == message.as_bytes()
