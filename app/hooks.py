@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from flask import current_app
 
 if TYPE_CHECKING:
+    from app.models.event import Event, Notification
     from app.models.user import User
 
 
@@ -32,6 +33,10 @@ AccountCleanup = Callable[["User", DeletionCounts], None]
 # A parent kind ("note", "team", "trackable", "trackable_group", "profile") and the ids of
 # parents being deleted; the area removes what hangs off them and says how many.
 ParentRemoval = Callable[[str, Collection[uuid.UUID]], int]
+# An event was fanned out: the inbox rows just written for it (none is possible). Runs in
+# the fan-out job's transaction, so what it enqueues (mail, webhook deliveries) commits
+# with the inbox rows or not at all, and a rerun after a crash runs it again.
+EventListener = Callable[["Event", "Sequence[Notification]"], None]
 
 
 @dataclass(frozen=True)
@@ -39,11 +44,13 @@ class AreaHooks:
     """`viewer_parts` each add keyword values to the Viewer of a request (sets of ids are
     merged), run when the request first asks for one of them; `account_cleanups` run in
     this order when an account is deleted; `parent_removals` run when a note, team,
-    trackable or group is deleted."""
+    trackable or group is deleted; `event_listeners` run after an event's fan-out to
+    the inboxes, in this order."""
 
     viewer_parts: Sequence[ViewerPart]
     account_cleanups: Sequence[AccountCleanup]
     parent_removals: Sequence[ParentRemoval] = ()
+    event_listeners: Sequence[EventListener] = ()
 
 
 def area_hooks() -> AreaHooks:

@@ -36,6 +36,11 @@ class Event(Base):
     note_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("notes.id", ondelete="SET NULL"), default=None
     )
+    # The team the subject belongs to when the event is recorded (a team trackable, a
+    # team's note or membership): team admins and team webhooks hear of it by this.
+    team_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("teams.id", ondelete="CASCADE"), default=None, index=True
+    )
     # Who made the change (None: anonymous, or an account since deleted): never told of it.
     actor_user_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("users.id", ondelete="SET NULL"), default=None, index=True

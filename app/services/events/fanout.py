@@ -6,7 +6,8 @@ team's current admins), the trackable's watchers, and the watchers of the group 
 names; each user once, never the event's actor. Visibility is checked now, at delivery,
 by each user's account (policies.trackables.can_view): a user who can no longer see the
 trackable hears nothing. Rows are unique per (event, user), so a rerun after a crash adds
-only who is still missing.
+only who is still missing. Then the app's event listeners (mail, webhooks) are given the
+event and the inbox rows written, in the same transaction.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import uuid
 from sqlalchemy import select
 
 from app.extensions import db
+from app.hooks import area_hooks
 from app.models.event import Event, Notification
 from app.models.team import MembershipStatus, TeamMembership
 from app.models.trackable import Trackable, TrackableGroupWatch, TrackableWatch
@@ -38,12 +40,15 @@ def fan_out(task: Task) -> None:
         db.session.scalars(select(Notification.user_id).where(Notification.event_id == event.id))
     )
     users = db.session.scalars(select(User).where(User.id.in_(audience - already)))
-    for user in users:
-        if trackable_policy.can_view(trackable_policy.account_viewer(user), trackable):
-            db.session.add(
-                Notification(event_id=event.id, user_id=user.id, created_utc=event.created_utc)
-            )
+    written = [
+        Notification(event_id=event.id, user_id=user.id, created_utc=event.created_utc)
+        for user in users
+        if trackable_policy.can_view(trackable_policy.account_viewer(user), trackable)
+    ]
+    db.session.add_all(written)
     db.session.flush()
+    for listener in area_hooks().event_listeners:
+        listener(event, written)
 
 
 def candidates(event: Event, trackable: Trackable) -> set[uuid.UUID | None]:

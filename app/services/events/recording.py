@@ -59,6 +59,7 @@ def record(
         trackable_id=trackable.id,
         group_id=group_id if group_id is not None else trackable.group_id,
         note_id=note_id,
+        team_id=trackable.team_id,
         actor_user_id=actor_id,
         fields=fields,
         created_utc=utcnow(),
