@@ -58,9 +58,11 @@ from app.models.trackable import (
     TRACKABLE_NAME_MAX_LENGTH,
 )
 from app.services import trackables
-from app.web import beta, help_pages
+from app.web import beta, entry, help_pages
+from app.web.errors import install_error_pages
 from app.web.feeds import add_routes as add_feed_routes
 from app.web.feeds import feed_links
+from app.web.forms import CodeForm
 from app.web.i18n import install_i18n
 from app.web.maps import journey_map
 
@@ -73,11 +75,12 @@ pages = Blueprint(
 )
 csrf = CSRFProtect()
 
-# The Android beta page and the help pages are pages of this blueprint too; each has an
-# address without a language as well, the one the API hands out.
+# The home page and the entry route, the Android beta page and the help pages are pages of
+# this blueprint too; each has an address without a language as well.
+entry.add_routes(pages)
 beta.add_routes(pages)
 help_pages.add_routes(pages)
-LANGUAGE_FREE = {**beta.LANGUAGE_FREE, **help_pages.LANGUAGE_FREE}
+LANGUAGE_FREE = {**entry.LANGUAGE_FREE, **beta.LANGUAGE_FREE, **help_pages.LANGUAGE_FREE}
 
 # The API's trackable error codes, in words (the API's own details are English only).
 ERROR_WORDS: Mapping[str, Any] = {
@@ -150,13 +153,14 @@ def check_csrf() -> None:
         csrf.protect()
 
 
-@pages.context_processor
+@pages.app_context_processor  # the error pages of app.web.errors too
 def page_helpers() -> dict[str, Any]:
     return {
         "lang": g.get("page_language", "en"),
         "languages": trackables.SITE_LANGUAGES,
         "when": lambda value: format_datetime(value, "medium") if value else "",
         "other_language_url": _other_language_url,
+        "code_form": lambda: CodeForm(formdata=None),
     }
 
 
@@ -198,6 +202,9 @@ add_feed_routes(pages, not_found_page)  # the Atom feeds answer a hidden item as
 
 @pages.errorhandler(CSRFError)
 def csrf_refused(_error: CSRFError) -> tuple[str, int, dict[str, str]]:
+    if request.endpoint == "pages.entry_form":  # the code box again, the code not echoed
+        html = render_template("pages/entry_form.html", form=CodeForm(formdata=None), expired=True)
+        return html, 400, {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
     back = request.path.rsplit("/", 1)[0] if request.path.count("/") > 4 else None
     html = render_template("pages/refused.html", back=back)
     return html, 400, {"Cache-Control": "no-store"}
@@ -465,6 +472,7 @@ def install_pages(app: Flask) -> None:
     """The pages blueprint with its catalogues and its CSRF protection (pages only: the
     API takes bearer tokens and JSON, never a cookie-authenticated form)."""
     install_i18n(app)
+    install_error_pages(app)
     app.config["SESSION_COOKIE_SECURE"] = trackables.AccessCookie.from_config(app.config).secure
     csrf.init_app(app)
     app.register_blueprint(pages)

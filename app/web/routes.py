@@ -110,10 +110,8 @@ def hosted_tile(z: int, x: int, y: int) -> Response:
 
 def register_web(app: Flask) -> None:
     from app.web.images import files as image_files  # GET /Images/{Variant}/{guid}-{size}.jpg
-    from app.web.pages import install_pages  # /{lang}/trackables/...
-    from app.web.trackables import entry  # GET /trackable/{code}
+    from app.web.pages import install_pages  # /, /{lang}/..., /trackable/{code}
 
     app.register_blueprint(web)
-    app.register_blueprint(entry)
     app.register_blueprint(image_files)
     install_pages(app)

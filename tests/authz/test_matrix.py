@@ -52,6 +52,13 @@ NO_MATRIX = {
     "GET /{lang}/trackables/groups/{groupId}/feed.atom": (
         "Atom feed, the anonymous view for everyone: tests/web/test_feeds.py"
     ),
+    "GET /": "redirects to the home page by Accept-Language, the same for everyone",
+    "GET /{lang}/": "the home page with the code box, the same for everyone",
+    "GET /trackable": "the code box alone, the same for everyone",
+    "GET /{lang}/trackables": (
+        "the public list: public items only, by the same policy filter as the API's list "
+        "(tests/web/test_entry_pages.py)"
+    ),
     "GET /beta/android": "the Android beta page, the same for everyone",
     "GET /{lang}/beta/android": "the Android beta page, the same for everyone",
     "GET /help/foreign-codes": "the lookup's help page, the same for everyone",

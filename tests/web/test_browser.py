@@ -269,3 +269,43 @@ def test_the_help_pages_the_api_links_to_open_in_the_browser_language_and_switch
         assert page.locator("h1").inner_text() == german
         assert page.locator("h2").first.is_visible()
     assert problems == []
+
+
+@pytest.mark.parametrize("javascript", [True, False])
+def test_a_finder_without_a_qr_code_types_the_code_on_the_home_page(
+    app, live_server, chromium_path, tmp_path, javascript
+):
+    """Issue 26, point 1: from the bare address, in the browser's language, to the item's
+    active page by typing its secret code as printed; nothing requested elsewhere."""
+    from playwright.sync_api import sync_playwright
+
+    trackable = make_trackable(make_user("olga"), name="Green compass")
+    secret = codes_of(trackable)[0]
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=str(chromium_path),
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport=PHONE,
+            locale="de-DE",
+            java_script_enabled=javascript,
+        )
+        try:
+            page = context.new_page()
+            requested: list[str] = []
+            page.on("request", lambda request: requested.append(request.url))
+            page.goto(f"{live_server}/")
+            assert page.url == f"{live_server}/de/"
+            assert page.locator("h1").inner_text() == "Folge einem Trackable auf seiner Reise"
+            if javascript:
+                screenshot(page, "home-de.png")
+            page.fill("#code", f"  {secret.lower()} ")
+            page.click("button:has-text('Suchen')")
+            assert page.url == f"{live_server}/de/trackables/active/{trackable.id}"
+            assert "Green compass" in page.locator("h1").inner_text()
+            page.goto(f"{live_server}/de/trackables/LN-NONE00/zqxv")
+            assert page.locator("h1").inner_text() == "Seite nicht gefunden"
+            assert all(url.startswith(live_server) for url in requested), requested
+        finally:
+            context.close()

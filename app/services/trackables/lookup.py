@@ -51,6 +51,8 @@ class LookupResult:
     redirect_url: str | None = None
     error: str | None = None
     help_url: str | None = None
+    # Why a miss missed: "not_found", or "foreign" / "sister" for another service's code.
+    reason: str | None = None
 
     # Read while the trackable is loaded: after the route's commit it would be expired,
     # and reading it then costs a SELECT in a transaction of its own.
@@ -153,7 +155,11 @@ def lookup_code(
 def _miss(settings: CodeSettings, code: str, config: Mapping[str, Any]) -> LookupResult:
     other = codes.foreign_kind(settings, code)
     if other == "foreign":
-        return LookupResult(error=FOREIGN, help_url=config["TRACKABLE_FOREIGN_HELP_URL"])
+        return LookupResult(
+            error=FOREIGN, help_url=config["TRACKABLE_FOREIGN_HELP_URL"], reason="foreign"
+        )
     if other == "sister":
-        return LookupResult(error=SISTER, help_url=config["TRACKABLE_FOREIGN_HELP_URL"])
-    return LookupResult(error=NOT_FOUND)
+        return LookupResult(
+            error=SISTER, help_url=config["TRACKABLE_FOREIGN_HELP_URL"], reason="sister"
+        )
+    return LookupResult(error=NOT_FOUND, reason="not_found")

@@ -99,7 +99,8 @@ def test_the_entry_pages_miss_links_to_the_same_page(api):
     miss = api.get("/trackable/TB1A2B3C")
     assert miss.status_code == 404
     link = re.search(
-        r'<a href="([^"]+)">Read more about such codes</a>', miss.get_data(as_text=True)
+        r'<a href="([^"]+)">Read more about codes of other services</a>',
+        miss.get_data(as_text=True),
     )
     assert link is not None
     assert_help_page(api, link.group(1), FOREIGN_CODES)

@@ -14,6 +14,7 @@ import pytest
 from app.extensions import db
 from app.models.trackable import TrackableAccessSession, TrackableVisibility
 from tests.factories import codes_of, count_guess_misses, count_rows, make_trackable, make_user
+from tests.pages import post_code
 
 COOKIE = "ln_trackable_access"
 SECRET = "LN5V10AB01"
@@ -184,8 +185,8 @@ def test_a_miss_is_a_plain_html_404_page_with_the_lookup_form(api, trackable):
 
 
 def typed(api, code: str, **kwargs):
-    """Submit the miss page's form."""
-    return api.post("/trackable", data={"code": code}, **kwargs)
+    """Submit the code box."""
+    return post_code(api, code, **kwargs)
 
 
 def test_the_form_routes_a_public_code_to_its_public_page(api, trackable):
@@ -216,9 +217,9 @@ def test_the_form_answers_a_miss_with_the_miss_page_and_counts_it(api, trackable
     assert response.headers["Cache-Control"] == "no-store"
 
 
-@pytest.mark.parametrize("data", [{"code": ""}, {"code": "   "}, {}])
-def test_an_empty_form_asks_for_a_code_without_counting_a_miss(api, trackable, data):
-    response = api.post("/trackable", data=data)
+@pytest.mark.parametrize("code", ["", "   ", None])
+def test_an_empty_form_asks_for_a_code_without_counting_a_miss(api, trackable, code):
+    response = post_code(api, code)
     assert response.status_code == 400
     assert response.mimetype == "text/html"
     assert forms_of(response.get_data(as_text=True))[0]["action"] == "/trackable"
@@ -240,13 +241,22 @@ def test_the_miss_page_never_echoes_the_code(api, trackable, code):
     assert response.mimetype == "text/html"
     text = response.get_data(as_text=True)
     assert code not in text
-    assert "<script" not in text.lower()
+    assert "alert(1)" not in text  # the page's own script tag is not the typed one
     assert "onerror" not in text.lower()
 
 
 def test_another_systems_code_gets_a_help_link_on_the_miss_page(app, api, trackable):
+    text = visit(api, "TB1A2B3C", headers={"Accept-Language": "de"}).get_data(as_text=True)
+    link = f"/de{app.config['TRACKABLE_FOREIGN_HELP_URL']}"
+    assert f'href="{link}"' in text
+    assert api.get(link).status_code == 200  # the page it points at is there, in German
+    assert '<html lang="de">' in api.get(link).get_data(as_text=True)
+
+
+def test_a_help_link_to_another_site_is_kept_as_configured(app, api, trackable, monkeypatch):
+    monkeypatch.setitem(app.config, "TRACKABLE_FOREIGN_HELP_URL", "https://help.example.org/codes")
     text = visit(api, "TB1A2B3C").get_data(as_text=True)
-    assert f'href="{app.config["TRACKABLE_FOREIGN_HELP_URL"]}"' in text
+    assert 'href="https://help.example.org/codes"' in text
 
 
 def test_a_code_with_a_nul_character_is_a_plain_miss(api, trackable):

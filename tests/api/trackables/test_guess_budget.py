@@ -22,6 +22,7 @@ from app.extensions import db
 from app.models.budget import BudgetSpend
 from tests.conftest import assert_problem
 from tests.factories import codes_of, count_rows, make_trackable, make_user
+from tests.pages import post_code
 
 LOOKUP = "/api/trackables/lookup"
 PUBLIC = "LN-5V10A0"
@@ -48,7 +49,7 @@ def miss(api, kind: str = "POST", *, ip: str = HOME, number: int = 0, **kwargs):
     if kind == "GET":
         return api.get(LOOKUP, query_string={"code": code}, environ_base=environ, **kwargs)
     if kind == "FORM":  # the website's lookup form (on the miss page)
-        return api.post("/trackable", data={"code": code}, environ_base=environ, **kwargs)
+        return post_code(api, code, environ_base=environ, **kwargs)
     return api.get(f"/trackable/{code}", environ_base=environ, **kwargs)
 
 
