@@ -198,6 +198,8 @@ class Config:
     TRACKABLE_SECRET_CODE_LENGTH = env_int("TRACKABLE_SECRET_CODE_LENGTH", 8)
     TRACKABLE_QR_TOKEN_LENGTH = env_int("TRACKABLE_QR_TOKEN_LENGTH", 100)
     TRACKABLES_PER_GROUP_MAX = env_int("TRACKABLES_PER_GROUP_MAX", 100)
+    # Area watches one account may keep (docs/contract-notes.md, Events and notifications).
+    AREA_WATCHES_PER_USER_MAX = env_int("AREA_WATCHES_PER_USER_MAX", 20)
     # Trackables one account may create in an hour (429 past it), single or in groups;
     # keep it at least TRACKABLES_PER_GROUP_MAX so that one full group still fits.
     TRACKABLES_PER_USER_PER_HOUR = env_int("TRACKABLES_PER_USER_PER_HOUR", 200)

@@ -115,6 +115,7 @@ def register_area_hooks(app: Flask) -> None:
             images.delete_account_images,
             budgets.delete_account_spends,  # what it counted against its budgets
             events.delete_account_notifications,  # the inbox
+            events.delete_account_area_watches,
             identity.remove_identity_data,  # tokens, codes: last
         ),
         parent_removals=(images.remove_children_images,),  # a parent's images and files

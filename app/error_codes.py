@@ -275,6 +275,9 @@ ERROR_CODES: Mapping[str, ErrorCode] = _entries(
         "The account uploaded its images for the day; wait `Retry-After`.",
     ),
     ("tile_not_found", 404, "No such hosted map tile."),
+    # --- events ---
+    ("area_watch_not_found", 404, "No such area watch of the caller's."),
+    ("area_watch_limit_reached", 400, "The account keeps the most area watches allowed."),
     # --- links, compliance ---
     (
         "link_verification_failed",

@@ -22,6 +22,7 @@ def register_blueprints(app: Flask) -> None:
     from app.api.system.routes import blp as system_blp
     from app.api.teams import blp as teams_blp
     from app.api.trackables import blp as trackables_blp
+    from app.api.watches import blp as watches_blp
 
     api.init_app(app)
     for blueprint in (
@@ -34,6 +35,7 @@ def register_blueprints(app: Flask) -> None:
         team_categories_blp,
         trackables_blp,
         notifications_blp,
+        watches_blp,
         compliance_blp,
         images_blp,
         sync_blp,

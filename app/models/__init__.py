@@ -4,7 +4,7 @@ from app.models.base import Base
 from app.models.budget import BudgetSpend
 from app.models.category import Category
 from app.models.compliance import ContentReport
-from app.models.event import Event, Notification
+from app.models.event import AreaWatch, Event, Notification
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
 from app.models.image import ContentImage, ImageTarget
 from app.models.job import Job, JobState
@@ -30,6 +30,7 @@ from app.models.user import User
 
 __all__ = [
     "SEARCH_CONFIGS",
+    "AreaWatch",
     "Base",
     "BudgetSpend",
     "Category",

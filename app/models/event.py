@@ -2,6 +2,9 @@
 same transaction as the change (a transactional outbox), and one inbox row per user who
 hears of it, written later by the worker's fan-out (services.events).
 
+An area watch (beyond the contract) is a user's map window, optionally with a content
+language: its user hears of new public notes and journey stops inside it.
+
 An event keeps ids and the public fields a viewer may see at the time (`fields`), never a
 secret or a hidden field. A notification is unique per event and user, so a fan-out run
 again after a crash adds nobody twice.
@@ -13,10 +16,11 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import JSON, Float, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.base import Base, new_id, utcnow
+from app.models.category import LANGUAGE_TAG_MAX_LENGTH
 
 EVENT_TYPE_MAX_LENGTH = 50
 
@@ -34,7 +38,7 @@ class Event(Base):
         ForeignKey("trackable_groups.id", ondelete="SET NULL"), default=None
     )
     note_id: Mapped[uuid.UUID | None] = mapped_column(
-        ForeignKey("notes.id", ondelete="SET NULL"), default=None
+        ForeignKey("notes.id", ondelete="SET NULL"), default=None, index=True
     )
     # The team the subject belongs to when the event is recorded (a team trackable, a
     # team's note or membership): team admins and team webhooks hear of it by this.
@@ -69,3 +73,39 @@ class Notification(Base):
 
 # A user's inbox, newest first (read backwards), and its unread count.
 Index("ix_notifications_inbox", Notification.user_id, Notification.created_utc, Notification.id)
+
+
+# The largest window an area watch may span, in degrees of latitude and of longitude. The
+# fan-out finds the watches holding a point by a range scan of the index below on
+# min_latitude in [latitude - span, latitude], so no watch may be taller than this.
+AREA_WATCH_MAX_SPAN_DEGREES = 10.0
+
+
+class AreaWatch(Base):
+    """A user's watched map window; min_longitude > max_longitude crosses the antimeridian."""
+
+    __tablename__ = "area_watches"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    min_latitude: Mapped[float] = mapped_column(Float)
+    min_longitude: Mapped[float] = mapped_column(Float)
+    max_latitude: Mapped[float] = mapped_column(Float)
+    max_longitude: Mapped[float] = mapped_column(Float)
+    # Canonical casing (services.shared.languages); None: every language.
+    content_language: Mapped[str | None] = mapped_column(
+        String(LANGUAGE_TAG_MAX_LENGTH), default=None
+    )
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+# The watches holding a point: a range on min_latitude, the rest checked in the index.
+Index(
+    "ix_area_watches_box",
+    AreaWatch.min_latitude,
+    AreaWatch.max_latitude,
+    AreaWatch.min_longitude,
+    AreaWatch.max_longitude,
+)
+# A user's watches, newest first (the list, the cap, the account clean-up).
+Index("ix_area_watches_user", AreaWatch.user_id, AreaWatch.created_utc, AreaWatch.id)

@@ -647,6 +647,7 @@ PAGED = {
     "/api/compliance/reports",
     "/api/compliance/reports/mine",
     "/api/notifications",  # its walk is in tests/api/notifications/test_inbox.py
+    "/api/watches/areas",  # its walk is in tests/api/notifications/test_area_watch_routes.py
 }
 # Public windows keep their cap and are not paged (decisions: Lists).
 WINDOWS = {

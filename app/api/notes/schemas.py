@@ -165,7 +165,8 @@ class NoteCreateSchema(NoteMoveSchema):
 BOUND_NAMES = ("min_latitude", "min_longitude", "max_latitude", "max_longitude")
 
 
-def _check_latitudes(data: dict[str, Any]) -> None:
+def check_latitude_order(data: dict[str, Any]) -> None:
+    """minLatitude <= maxLatitude (the window validation of every map window)."""
     low, high = data.get("min_latitude"), data.get("max_latitude")
     if low is not None and high is not None and low > high:
         raise ValidationError({"minLatitude": ["Must not be greater than maxLatitude."]})
@@ -182,7 +183,7 @@ class BoundsQuerySchema(Schema):
 
     @validates_schema
     def check_latitudes(self, data: dict[str, Any], **kwargs: Any) -> None:
-        _check_latitudes(data)
+        check_latitude_order(data)
 
 
 class RadiusMixin(Schema):
@@ -238,7 +239,7 @@ class ProfileNearbyQuerySchema(RadiusMixin):
         }
         if missing:
             raise ValidationError(missing)
-        _check_latitudes(data)
+        check_latitude_order(data)
 
 
 class PersonalNotesQuerySchema(Schema):
@@ -261,7 +262,7 @@ class PersonalNotesQuerySchema(Schema):
                     if name not in data
                 }
             )
-        _check_latitudes(data)
+        check_latitude_order(data)
 
 
 class PagedNotesQuerySchema(PersonalNotesQuerySchema, PageQuerySchema):

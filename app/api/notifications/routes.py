@@ -17,7 +17,8 @@ blp = Blueprint(
     "notifications",
     __name__,
     url_prefix="/api/notifications",
-    description="The inbox: what happened to watched and owned trackables",
+    description="The inbox: what happened to watched and owned trackables, to the teams "
+    "one administers, and in watched areas",
 )
 
 CAPPED_LIST_HEADERS = {

@@ -32,7 +32,15 @@ class NotificationSchema(Schema):
         metadata={"description": "The group concerned: the trackable's, or the one it left."},
     )
     note_id = Guid(
-        allow_none=True, metadata={"description": "The note a trackable was attached to."}
+        allow_none=True,
+        metadata={
+            "description": "The note concerned: the one a trackable was attached to, a "
+            "team's note, or a newly public note."
+        },
+    )
+    team_id = Guid(
+        allow_none=True,
+        metadata={"description": "The team of a team event (`team.*`), else null."},
     )
     text = fields.String(required=True, metadata={"description": "A short English summary."})
 

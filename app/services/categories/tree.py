@@ -30,21 +30,8 @@ from app.models.user import User
 from app.platform.database import lock_for_write
 from app.policies import categories as category_policy
 from app.services.shared.account_deletion import DeletionCounts
+from app.services.shared.languages import canonical_language
 from app.services.shared.pages import Key, Listing, Page, page_of
-
-
-def canonical_language(tag: str) -> str:
-    """BCP 47 conventional casing: `en-us` -> `en-US`, `zh-hant-tw` -> `zh-Hant-TW`."""
-    head, *rest = tag.strip().split("-")
-    parts = [head.lower()]
-    for part in rest:
-        if (len(part) == 2 and part.isalpha()) or (len(part) == 3 and part.isdigit()):
-            parts.append(part.upper())
-        elif len(part) == 4 and part.isalpha():
-            parts.append(part.title())
-        else:
-            parts.append(part.lower())
-    return "-".join(parts)
 
 
 def _live(scope: OwnerScope) -> Any:

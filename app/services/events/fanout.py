@@ -1,49 +1,71 @@
 """Fan-out: the worker's job that turns one event into inbox rows (at least once).
 
-Who hears (issue 25, "Who hears what"; contract: "owner-or-watch overlap is deduplicated
-per user"): the owner side of the trackable (its activator; for a team trackable the
-team's current admins), the trackable's watchers, and the watchers of the group the event
-names; each user once, never the event's actor. Visibility is checked now, at delivery,
-by each user's account (policies.trackables.can_view): a user who can no longer see the
-trackable hears nothing. Rows are unique per (event, user), so a rerun after a crash adds
-only who is still missing. Then the app's event listeners (mail, webhooks) are given the
-event and the inbox rows written, in the same transaction.
+Who hears depends on the event's kind (issue 25, "Who hears what"; contract: "owner-or-watch
+overlap is deduplicated per user"), each user once, never the event's actor:
+
+- a trackable's events: its owner side (the activator; for a team trackable the team's
+  current admins), its watchers, and the watchers of the group the event names; a new
+  journey stop also reaches the area watchers around it when the trackable is one anyone
+  may see (services.events.area_watches).
+- a team's events (`team.*`): the team's current admins.
+- `note.published`: the area watchers around the note, in its language.
+
+What may be heard is checked now, at delivery: each trackable hearer by their account
+(policies.trackables.can_view), a team's admins by being admins now, area watchers only
+on what the anonymous viewer sees now (a public note, a public trackable). Rows are unique
+per (event, user), so a rerun after a crash adds only who is still missing. Then the app's
+event listeners (mail, webhooks) are given the event and the inbox rows written, in the
+same transaction.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from app.auth import ANONYMOUS
 from app.extensions import db
 from app.hooks import area_hooks
 from app.models.event import Event, Notification
+from app.models.note import Note
 from app.models.team import MembershipStatus, TeamMembership
-from app.models.trackable import Trackable, TrackableGroupWatch, TrackableWatch
+from app.models.trackable import JourneyStop, Trackable, TrackableGroupWatch, TrackableWatch
 from app.models.user import User
 from app.platform.jobs import JobKind, Task
 from app.policies import trackables as trackable_policy
-from app.services.events.recording import FAN_OUT
+from app.services.events.area_watches import watchers_at
+from app.services.events.recording import FAN_OUT, EventType
+
+
+@dataclass(frozen=True)
+class Audience:
+    """Who the event may concern (before the actor and the rows already written are left
+    out), and the check each of them passes at delivery."""
+
+    user_ids: set[uuid.UUID]
+    may_hear: Callable[[User], bool] = lambda user: True
 
 
 def fan_out(task: Task) -> None:
     """The job: deliver the event named in the payload to its audience's inboxes."""
     event = db.session.get(Event, uuid.UUID(task.payload["eventId"]))
-    if event is None or event.trackable_id is None:
-        return  # its trackable was deleted since: nobody is told of it
-    trackable = db.session.get(Trackable, event.trackable_id)
-    if trackable is None:  # pragma: no cover - the event cascades with its trackable
+    if event is None:
         return
-    audience = candidates(event, trackable) - {event.actor_user_id}
+    audience = audience_of(event)
+    if audience is None:
+        return  # its subject was deleted since: nobody is told of it
+    wanted = audience.user_ids - {event.actor_user_id}
     already = set(
         db.session.scalars(select(Notification.user_id).where(Notification.event_id == event.id))
     )
-    users = db.session.scalars(select(User).where(User.id.in_(audience - already)))
+    users = db.session.scalars(select(User).where(User.id.in_(wanted - already)))
     written = [
         Notification(event_id=event.id, user_id=user.id, created_utc=event.created_utc)
         for user in users
-        if trackable_policy.can_view(trackable_policy.account_viewer(user), trackable)
+        if audience.may_hear(user)
     ]
     db.session.add_all(written)
     db.session.flush()
@@ -51,19 +73,78 @@ def fan_out(task: Task) -> None:
         listener(event, written)
 
 
-def candidates(event: Event, trackable: Trackable) -> set[uuid.UUID | None]:
-    """Everyone the event may concern, before the visibility check."""
-    found: set[uuid.UUID | None] = {trackable.owner_user_id} if trackable.owner_user_id else set()
-    if trackable.team_id is not None:
-        found |= set(
-            db.session.scalars(
-                select(TeamMembership.user_id).where(
-                    TeamMembership.team_id == trackable.team_id,
-                    TeamMembership.status == MembershipStatus.MEMBER,
-                    TeamMembership.is_admin.is_(True),
-                )
+def audience_of(event: Event) -> Audience | None:
+    """The audience of the event's kind; None when its subject is gone."""
+    kind = EventType(event.event_type)
+    if kind.is_team_event:
+        return team_audience(event)
+    if kind is EventType.NOTE_PUBLISHED:
+        return published_note_audience(event)
+    return trackable_audience(event)
+
+
+def team_audience(event: Event) -> Audience | None:
+    """The team's admins now: who lost the right since the change hears nothing."""
+    if event.team_id is None:  # pragma: no cover - the event cascades with its team
+        return None
+    return Audience(team_admins(event.team_id))
+
+
+def published_note_audience(event: Event) -> Audience | None:
+    """The watchers of an area holding the note, if anonymous discovery still lists it."""
+    note = db.session.get(Note, event.note_id) if event.note_id is not None else None
+    if note is None or not note.is_publicly_discoverable:
+        return None
+    if note.latitude is None or note.longitude is None:
+        return None
+    return Audience(
+        watchers_at(note.latitude, note.longitude, content_language=note.content_language)
+    )
+
+
+def trackable_audience(event: Event) -> Audience | None:
+    """The owner side, the item's and the group's watchers, and for a new journey stop
+    of a trackable anyone may see, the area watchers around the stop."""
+    if event.trackable_id is None:
+        return None  # its trackable was deleted since
+    trackable = db.session.get(Trackable, event.trackable_id)
+    if trackable is None:  # pragma: no cover - the event cascades with its trackable
+        return None
+    found = trackable_candidates(event, trackable)
+    if event.event_type == EventType.STOP_ADDED and trackable_policy.can_view(ANONYMOUS, trackable):
+        found |= stop_area_watchers(event)
+
+    def may_hear(user: User) -> bool:
+        return trackable_policy.can_view(trackable_policy.account_viewer(user), trackable)
+
+    return Audience(found, may_hear)
+
+
+def stop_area_watchers(event: Event) -> set[uuid.UUID]:
+    stop_id = event.fields.get("stopId")
+    stop = db.session.get(JourneyStop, uuid.UUID(stop_id)) if stop_id else None
+    if stop is None:
+        return set()  # deleted since
+    return watchers_at(stop.latitude, stop.longitude)
+
+
+def team_admins(team_id: uuid.UUID) -> set[uuid.UUID]:
+    return set(
+        db.session.scalars(
+            select(TeamMembership.user_id).where(
+                TeamMembership.team_id == team_id,
+                TeamMembership.status == MembershipStatus.MEMBER,
+                TeamMembership.is_admin.is_(True),
             )
         )
+    )
+
+
+def trackable_candidates(event: Event, trackable: Trackable) -> set[uuid.UUID]:
+    """Everyone a trackable's event may concern, before the visibility check."""
+    found: set[uuid.UUID] = {trackable.owner_user_id} if trackable.owner_user_id else set()
+    if trackable.team_id is not None:
+        found |= team_admins(trackable.team_id)
     found |= set(
         db.session.scalars(
             select(TrackableWatch.user_id).where(TrackableWatch.trackable_id == trackable.id)

@@ -37,6 +37,7 @@ class NotificationView:
     trackable_id: uuid.UUID | None
     group_id: uuid.UUID | None
     note_id: uuid.UUID | None
+    team_id: uuid.UUID | None
     text: str
 
 
@@ -108,6 +109,16 @@ TEXTS = {
     EventType.SECRET_ROTATED: "The secret code of {item} was replaced.",
     EventType.GROUP_ITEM_ADDED: "{item} joined a group.",
     EventType.GROUP_ITEM_REMOVED: "{item} left a group.",
+    EventType.TEAM_NOTE_CREATED: "A note was added to team {team}.",
+    EventType.TEAM_NOTE_EDITED: "A note of team {team} was edited.",
+    EventType.TEAM_NOTE_DELETED: "A note of team {team} was deleted.",
+    EventType.TEAM_NOTE_REMOVED: "A note left team {team}.",
+    EventType.MEMBERSHIP_REQUESTED: "Someone asked to join team {team}.",
+    EventType.MEMBER_JOINED: "A member joined team {team}.",
+    EventType.MEMBER_LEFT: "A member left team {team}.",
+    EventType.MEMBER_REMOVED: "A member was removed from team {team}.",
+    EventType.MEMBER_ROLE_CHANGED: "A member of team {team} became an admin.",
+    EventType.NOTE_PUBLISHED: "A new public note in an area you watch.",
 }
 
 
@@ -115,7 +126,8 @@ def describe(event_type: str, fields: dict[str, object]) -> str:
     """The notification's short English text, from the event's public fields."""
     code, name = fields.get("publicCode", ""), fields.get("name", "")
     item = f"{code} ({name})" if name else str(code or "A trackable")
-    return TEXTS[EventType(event_type)].format(item=item)
+    team = str(fields.get("teamName", ""))
+    return TEXTS[EventType(event_type)].format(item=item, team=team)
 
 
 def _view(notification: Notification) -> NotificationView:
@@ -128,5 +140,7 @@ def _view(notification: Notification) -> NotificationView:
         trackable_id=event.trackable_id,
         group_id=event.group_id,
         note_id=event.note_id,
+        # Only a team's own events name it: a trackable's team is not the watcher's business.
+        team_id=event.team_id if EventType(event.event_type).is_team_event else None,
         text=describe(event.event_type, event.fields),
     )

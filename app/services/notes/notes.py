@@ -28,7 +28,7 @@ from app.models.user import User
 from app.platform.database import lock_rows
 from app.policies import categories as category_policy
 from app.policies import notes as note_policy
-from app.services import categories
+from app.services import categories, events
 from app.services.notes.discovery import ACTIVITY, NoteList, note_rows
 from app.services.shared import links
 from app.services.shared.account_deletion import DeletionCounts
@@ -113,6 +113,11 @@ def add_note(
     refresh_discoverability(note)
     db.session.add(note)
     db.session.flush()
+    if team is not None:
+        events.record_team(
+            events.EventType.TEAM_NOTE_CREATED, team, actor_id=owner_user_id, note_id=note.id
+        )
+    events.record_note_published(note, actor_id=owner_user_id, is_new=True)
     return note
 
 
@@ -155,10 +160,21 @@ def move_note(
             setattr(note, name, changes[name] if name != "body" else changes[name] or "")
     if link is not None:
         note.external_link_url, note.external_link_description = link
+    was_discoverable = note.is_publicly_discoverable
     refresh_discoverability(note)
     note.updated_utc = note.last_activity_utc = utcnow()
     db.session.flush()
+    _record_team_note(events.EventType.TEAM_NOTE_EDITED, note, viewer)
+    if not was_discoverable:
+        events.record_note_published(note, actor_id=viewer.user_id, is_new=False)
     return note
+
+
+def _record_team_note(event_type: events.EventType, note: Note, viewer: Viewer) -> None:
+    """A team note's change, for the team's admins (services.events.record_team)."""
+    team = db.session.get(Team, note.team_id) if note.team_id is not None else None
+    if team is not None:
+        events.record_team(event_type, team, actor_id=viewer.user_id, note_id=note.id)
 
 
 def _moved_category(scope: OwnerScope, note: Note, changes: dict[str, Any]) -> Category | None:
@@ -191,6 +207,7 @@ def delete_note(
     note.updated_utc = utcnow()
     remove_children("note", [note.id])  # a tombstone keeps no images
     db.session.flush()
+    _record_team_note(events.EventType.TEAM_NOTE_DELETED, note, viewer)
 
 
 def list_notes(

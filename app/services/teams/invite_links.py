@@ -165,5 +165,5 @@ def join(viewer: Viewer, team_slug_text: str, code: str) -> JoinResult:
         return JoinResult(team.slug, own.status)  # nothing changes
     if link.is_single_use and not claim_single_use(link, user_id):
         raise NotFound("Invite link not found.", code="invite_link_not_found")
-    record = memberships.apply(team, own, user_id, "join")
+    record = memberships.apply(team, own, user_id, "join", actor_id=user_id)
     return JoinResult(team.slug, record.status)

@@ -40,6 +40,7 @@ from app.models.team import JoinPolicy, MembershipStatus, Team, TeamInviteLink, 
 from app.models.user import User
 from app.platform.database import lock_for_write
 from app.policies import teams as team_policy
+from app.services import events
 from app.services.shared import sync_log
 from app.services.shared.account_deletion import DeletionCounts
 from app.services.shared.pages import Listing, Order, Page, read_list
@@ -134,10 +135,17 @@ def _refusal(operation: Operation, membership: TeamMembership | None) -> str:
 
 
 def apply(
-    team: Team, membership: TeamMembership | None, user_id: uuid.UUID, operation: Operation
+    team: Team,
+    membership: TeamMembership | None,
+    user_id: uuid.UUID,
+    operation: Operation,
+    *,
+    actor_id: uuid.UUID | None = None,
 ) -> MembershipRecord:
-    """Move the record along `operation` (checked by `next_status`) and report it."""
+    """Move the record along `operation` (checked by `next_status`) and report it; a
+    request, a new member or a new admin is an event for the team's admins."""
     following = next_status(operation, membership, team)
+    before = membership.status if membership is not None else None
     if (membership is not None and membership.is_active) != (following == MEMBER):
         sync_log.record_team_access(team.id, [user_id])  # the next pull sends or drops it
     now = utcnow()
@@ -167,7 +175,23 @@ def apply(
         return MembershipRecord.of(membership)  # nothing changes (a repeated join)
     teams.touch(team)
     db.session.flush()
+    event_type = _event_of(operation, before, following)
+    if event_type is not None:
+        events.record_team(event_type, team, actor_id=actor_id, membership_id=membership.id)
     return MembershipRecord.of(membership)
+
+
+def _event_of(
+    operation: Operation, before: MembershipStatus | None, following: MembershipStatus
+) -> events.EventType | None:
+    """What the team's admins hear of a move (invitations are their own doing)."""
+    if operation == "promote-admin":
+        return events.EventType.MEMBER_ROLE_CHANGED
+    if following == REQUESTING and before != REQUESTING:
+        return events.EventType.MEMBERSHIP_REQUESTED
+    if following == MEMBER and before != MEMBER:
+        return events.EventType.MEMBER_JOINED
+    return None
 
 
 # --- the routes' operations --------------------------------------------------------------
@@ -176,7 +200,7 @@ def apply(
 def request_membership(viewer: Viewer, team_id: uuid.UUID) -> MembershipRecord:
     """The caller asks to join a team they can see."""
     team, own = team_policy.get_visible_team(viewer, team_id)
-    return apply(team, own, viewer.account.id, "request")
+    return apply(team, own, viewer.account.id, "request", actor_id=viewer.account.id)
 
 
 def invite(viewer: Viewer, team_id: uuid.UUID, user_name: str) -> MembershipRecord:
@@ -190,7 +214,7 @@ def invite(viewer: Viewer, team_id: uuid.UUID, user_name: str) -> MembershipReco
             TeamMembership.team_id == team_id, TeamMembership.user_id == user.id
         )
     )
-    return apply(team, existing, user.id, "invite")
+    return apply(team, existing, user.id, "invite", actor_id=viewer.account.id)
 
 
 def answer(
@@ -206,7 +230,9 @@ def answer(
     and gets the answer a repeated request gets (409)."""
     lock_for_write(db.session, f"team-memberships:{team_id}")
     membership = team_policy.require_membership_action(viewer, team_id, membership_id, operation)
-    return apply(membership.team, membership, membership.user_id, operation)
+    return apply(
+        membership.team, membership, membership.user_id, operation, actor_id=viewer.account.id
+    )
 
 
 def _lock_team(team_id: uuid.UUID) -> Team | None:
@@ -235,6 +261,14 @@ def remove(viewer: Viewer, team_id: uuid.UUID, membership_id: uuid.UUID) -> None
     membership = team_policy.require_membership_action(viewer, team_id, membership_id, "delete")
     team = _lock_team(team_id)
     was_admin = membership.is_active and membership.is_admin
+    if membership.is_active and team is not None:
+        left = membership.user_id == viewer.account.id
+        events.record_team(
+            events.EventType.MEMBER_LEFT if left else events.EventType.MEMBER_REMOVED,
+            team,
+            actor_id=viewer.account.id,
+            membership_id=membership.id,
+        )
     if membership.is_active:
         sync_log.record_team_access(team_id, [membership.user_id])
     db.session.delete(membership)

@@ -45,7 +45,7 @@ from app.models.team import (
 from app.models.trackable import Trackable, TrackableGroup
 from app.policies import notes as note_policy
 from app.policies import teams as team_policy
-from app.services import categories, notes
+from app.services import categories, events, notes
 from app.services.identity import RESERVED_USER_NAMES
 from app.services.shared import links, sync_log
 from app.services.shared.areas import Area
@@ -310,6 +310,11 @@ def remove_note_from_team(viewer: Viewer, team_id: uuid.UUID, note_id: uuid.UUID
     notes.get_managed(viewer, OwnerScope.team(team_id), note_id)
     return_notes_to_authors(team_id, note_id)
     _touch_team(team_id)
+    team = db.session.get(Team, team_id)
+    if team is not None:
+        events.record_team(
+            events.EventType.TEAM_NOTE_REMOVED, team, actor_id=viewer.user_id, note_id=note_id
+        )
 
 
 def delete_team_note(viewer: Viewer, team_id: uuid.UUID, note_id: uuid.UUID) -> None:
