@@ -1,6 +1,8 @@
 """Events and the inbox (issue 25): a change worth hearing about is recorded with the
 change (`record`, a transactional outbox); the worker fans it out to the inboxes of who
-may hear it (`JOB_KINDS`); users read and mark their inbox. The face other areas call."""
+may hear it (`JOB_KINDS`); users read and mark their inbox, and choose whether mail tells
+them (`mail_notifications` listens to each fan-out, `MAIL_JOB_KINDS` send). The face
+other areas call."""
 
 from app.services.events.fanout import JOB_KINDS
 from app.services.events.inbox import (
@@ -10,15 +12,31 @@ from app.services.events.inbox import (
     mark_read,
     unread_count,
 )
+from app.services.events.mail import JOB_KINDS as MAIL_JOB_KINDS
+from app.services.events.mail import mail_notifications
+from app.services.events.mail_settings import (
+    MAIL_LANGUAGES,
+    MailSettings,
+    delete_account_mail,
+    get_mail_settings,
+    update_mail_settings,
+)
 from app.services.events.recording import EventType, record
 
 __all__ = [
     "JOB_KINDS",
+    "MAIL_JOB_KINDS",
+    "MAIL_LANGUAGES",
     "EventType",
+    "MailSettings",
     "NotificationView",
+    "delete_account_mail",
     "delete_account_notifications",
+    "get_mail_settings",
     "list_notifications",
+    "mail_notifications",
     "mark_read",
     "record",
     "unread_count",
+    "update_mail_settings",
 ]

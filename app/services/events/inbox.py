@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -96,26 +98,29 @@ def delete_account_notifications(user: User, counts: DeletionCounts) -> None:
 
 # --- the short text ----------------------------------------------------------------------
 
+# Marked for the catalogues (`make messages`): the inbox reads them in English, mail in
+# its user's language.
 TEXTS = {
-    EventType.ACTIVATED: "{item} was activated.",
-    EventType.COMMENT_WRITTEN: "A comment was written on {item}.",
-    EventType.COMMENT_EDITED: "A comment on {item} was edited.",
-    EventType.COMMENT_DELETED: "A comment on {item} was deleted.",
-    EventType.STOP_ADDED: "{item} has a new journey stop.",
-    EventType.STOP_DELETED: "A journey stop of {item} was deleted.",
-    EventType.STATUS_MESSAGE_CHANGED: "A finder changed the status message of {item}.",
-    EventType.ATTACHED_TO_NOTE: "{item} was attached to a note.",
-    EventType.SECRET_ROTATED: "The secret code of {item} was replaced.",
-    EventType.GROUP_ITEM_ADDED: "{item} joined a group.",
-    EventType.GROUP_ITEM_REMOVED: "{item} left a group.",
+    EventType.ACTIVATED: _l("{item} was activated."),
+    EventType.COMMENT_WRITTEN: _l("A comment was written on {item}."),
+    EventType.COMMENT_EDITED: _l("A comment on {item} was edited."),
+    EventType.COMMENT_DELETED: _l("A comment on {item} was deleted."),
+    EventType.STOP_ADDED: _l("{item} has a new journey stop."),
+    EventType.STOP_DELETED: _l("A journey stop of {item} was deleted."),
+    EventType.STATUS_MESSAGE_CHANGED: _l("A finder changed the status message of {item}."),
+    EventType.ATTACHED_TO_NOTE: _l("{item} was attached to a note."),
+    EventType.SECRET_ROTATED: _l("The secret code of {item} was replaced."),
+    EventType.GROUP_ITEM_ADDED: _l("{item} joined a group."),
+    EventType.GROUP_ITEM_REMOVED: _l("{item} left a group."),
 }
 
 
 def describe(event_type: str, fields: dict[str, object]) -> str:
-    """The notification's short English text, from the event's public fields."""
+    """The notification's short text, from the event's public fields: English, or the
+    language a mail forces (flask_babel.force_locale; the catalogues of app/web)."""
     code, name = fields.get("publicCode", ""), fields.get("name", "")
-    item = f"{code} ({name})" if name else str(code or "A trackable")
-    return TEXTS[EventType(event_type)].format(item=item)
+    item = f"{code} ({name})" if name else str(code or _("A trackable"))
+    return str(TEXTS[EventType(event_type)]).format(item=item)
 
 
 def _view(notification: Notification) -> NotificationView:
