@@ -14,11 +14,10 @@ from datetime import datetime
 from enum import StrEnum
 
 from sqlalchemy import ForeignKey, Index, String
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, utcnow
 from app.models.enums import stored_enum
-from app.models.event import Notification
 
 MAIL_LANGUAGE_MAX_LENGTH = 8
 
@@ -71,8 +70,6 @@ class NotificationMail(Base):
     state: Mapped[MailState] = mapped_column(stored_enum(MailState, 16), default=MailState.QUEUED)
     created_utc: Mapped[datetime] = mapped_column(default=utcnow)
     sent_utc: Mapped[datetime | None] = mapped_column(default=None)
-
-    notification: Mapped[Notification] = relationship(lazy="joined")
 
 
 # A digest reads its user's queued rows.

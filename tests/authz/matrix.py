@@ -249,6 +249,8 @@ MATRIX: dict[str, dict[str, str]] = {
     "GET /api/notifications": {"-": "401 200 200 200 200 200 401 200"},
     "GET /api/notifications/unread-count": {"-": "401 200 200 200 200 200 401 200"},
     "POST /api/notifications/read": {"-": "401 204 204 204 204 204 401 204"},
+    "GET /api/notifications/settings": {"-": "401 200 200 200 200 200 401 200"},
+    "PUT /api/notifications/settings": {"-": "401 200 200 200 200 200 401 200"},
     "POST /api/trackables/lookup": {"-": "200 200 200 200 200 200 200 200"},
     "GET /api/trackables/lookup": {"-": "200 200 200 200 200 200 200 200"},
     "GET /api/trackables/active": {"-": "200- 200- 200- 200- 200- 200- 200+ 200-"},

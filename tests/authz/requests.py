@@ -225,6 +225,8 @@ CALLS: dict[str, Call] = {
     "GET /api/notifications/unread-count": Call(),
     # another user's id is ignored, never refused: every signed-in caller gets 204
     "POST /api/notifications/read": Call(json={"upTo": "4f1c9e2a-7b3d-4c58-9e06-2a8d5b7c1f34"}),
+    "GET /api/notifications/settings": Call(),
+    "PUT /api/notifications/settings": Call(json={"mail": "each"}),
     "POST /api/trackables/lookup": Call(json=lambda w, c: {"code": w.secrets["trackable"]}),
     "GET /api/trackables/lookup": Call(query=lambda w, c: {"code": w.secrets["trackable"]}),
     "GET /api/trackables/active": Call(shows="gate"),
