@@ -62,6 +62,8 @@ DIGEST_STALE_AFTER = timedelta(days=1, hours=1)
 
 def mail_notifications(event: Event, written: Sequence[Notification]) -> None:
     """Queue the mail of the inbox rows just written, as each user's setting asks."""
+    if not written:
+        return
     choices = mail_choices({notification.user_id for notification in written})
     now, digests = utcnow(), set()
     for notification in written:
