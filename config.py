@@ -137,6 +137,8 @@ class Config:
     MAIL_SMTP_STARTTLS = env_bool("MAIL_SMTP_STARTTLS", False)
     # The `file` backend writes one .eml per message here (default: instance/outbox).
     MAIL_OUTBOX_DIR = Path(env_str("MAIL_OUTBOX_DIR", str(INSTANCE_DIR / "outbox")))
+    # Notification mail (services.events.mail): the hour (UTC) daily digests go out.
+    NOTIFICATION_DIGEST_HOUR_UTC = env_int("NOTIFICATION_DIGEST_HOUR_UTC", 7)
 
     # Background work (app.platform.jobs, `flask worker`): how often an idle worker looks
     # for due jobs, how long finished jobs are kept (done, dead), and the age of the

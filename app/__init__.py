@@ -114,11 +114,15 @@ def register_area_hooks(app: Flask) -> None:
             # images, and the count of all the account's images removed.
             images.delete_account_images,
             budgets.delete_account_spends,  # what it counted against its budgets
+            events.delete_account_mail,  # mail settings, pending mail and digest
             events.delete_account_notifications,  # the inbox
             events.delete_account_area_watches,
             identity.remove_identity_data,  # tokens, codes: last
         ),
         parent_removals=(images.remove_children_images,),  # a parent's images and files
+        event_listeners=(
+            events.mail_notifications,  # queues mail as each user's setting asks
+        ),
     )
 
 
@@ -132,6 +136,7 @@ def register_job_kinds(app: Flask) -> None:
         (
             *identity.JOB_KINDS,  # account mail
             *events.JOB_KINDS,  # an event's fan-out to inboxes
+            *events.MAIL_JOB_KINDS,  # notification mail: one per notification, daily digests
         ),
     )
 

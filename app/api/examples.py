@@ -721,6 +721,8 @@ NOTIFICATIONS = {
     },
     "UnreadCount": {"unreadCount": 3},
     "MarkRead": {"upTo": NOTIFICATION_ID},
+    "NotificationSettings": {"mail": "daily", "language": "de"},
+    "NotificationSettingsUpdate": {"mail": "each"},
 }
 
 

@@ -10,6 +10,7 @@ from app.models.image import ContentImage, ImageTarget
 from app.models.job import Job, JobState
 from app.models.note import Note, NoteComment
 from app.models.note_search import SEARCH_CONFIGS  # and the search index's DDL
+from app.models.notification_mail import NotificationDigest, NotificationMail, NotificationSettings
 from app.models.ratelimit import RateLimitCounter
 from app.models.sync import SyncClock, SyncDeparture, SyncNoteMutation
 from app.models.team import Team, TeamInviteLink, TeamMembership
@@ -46,6 +47,9 @@ __all__ = [
     "Note",
     "NoteComment",
     "Notification",
+    "NotificationDigest",
+    "NotificationMail",
+    "NotificationSettings",
     "RateLimitCounter",
     "RecoveryCode",
     "RefreshToken",

@@ -249,6 +249,13 @@ MATRIX: dict[str, dict[str, str]] = {
     "GET /api/notifications": {"-": "401 200 200 200 200 200 401 200"},
     "GET /api/notifications/unread-count": {"-": "401 200 200 200 200 200 401 200"},
     "POST /api/notifications/read": {"-": "401 204 204 204 204 204 401 204"},
+    # An area watch is its creator's alone: another caller's delete is 404 (tests/api/
+    # notifications/test_area_watch_routes.py has the rest).
+    "POST /api/watches/areas": {"-": "401 201 201 201 201 201 401 201"},
+    "GET /api/watches/areas": {"-": "401 200+ 200- 200- 200- 200- 401 200-"},
+    "DELETE /api/watches/areas/{areaWatchId}": {"-": "401 204 404 404 404 404 401 404"},
+    "GET /api/notifications/settings": {"-": "401 200 200 200 200 200 401 200"},
+    "PUT /api/notifications/settings": {"-": "401 200 200 200 200 200 401 200"},
     "POST /api/trackables/lookup": {"-": "200 200 200 200 200 200 200 200"},
     "GET /api/trackables/lookup": {"-": "200 200 200 200 200 200 200 200"},
     "GET /api/trackables/active": {"-": "200- 200- 200- 200- 200- 200- 200+ 200-"},

@@ -225,6 +225,15 @@ CALLS: dict[str, Call] = {
     "GET /api/notifications/unread-count": Call(),
     # another user's id is ignored, never refused: every signed-in caller gets 204
     "POST /api/notifications/read": Call(json={"upTo": "4f1c9e2a-7b3d-4c58-9e06-2a8d5b7c1f34"}),
+    "POST /api/watches/areas": Call(
+        json={"minLatitude": 47, "minLongitude": 8, "maxLatitude": 48, "maxLongitude": 9}
+    ),
+    "GET /api/watches/areas": Call(shows="area_watch"),
+    "DELETE /api/watches/areas/{areaWatchId}": Call(
+        path={"areaWatchId": "area_watch"}, destructive=True
+    ),
+    "GET /api/notifications/settings": Call(),
+    "PUT /api/notifications/settings": Call(json={"mail": "each"}),
     "POST /api/trackables/lookup": Call(json=lambda w, c: {"code": w.secrets["trackable"]}),
     "GET /api/trackables/lookup": Call(query=lambda w, c: {"code": w.secrets["trackable"]}),
     "GET /api/trackables/active": Call(shows="gate"),

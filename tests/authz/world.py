@@ -127,6 +127,16 @@ class World:
         assert response.status_code == 201, response.get_data(as_text=True)
         self.ids["journey_stop"] = response.get_json()["journeyStopId"]
 
+    def _make_area_watch(self) -> None:
+        response = self.request(
+            "owner",
+            "POST",
+            "/api/watches/areas",
+            json={"minLatitude": 47, "minLongitude": 8, "maxLatitude": 48, "maxLongitude": 9},
+        )
+        assert response.status_code == 201, response.get_data(as_text=True)
+        self.ids["area_watch"] = response.get_json()["areaWatchId"]
+
     def _make_report(self) -> None:
         from tests.api.compliance.conftest import report_body
 

@@ -1,4 +1,5 @@
-"""Inbox routes (issue 25, "An inbox"): signed in only, and only the caller's own."""
+"""Inbox routes (issue 25, "An inbox", "Mail"): signed in only, and only the caller's own
+notifications and mail settings."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ from typing import Any
 from flask import current_app
 
 from app.api.base import Blueprint
-from app.api.notifications.schemas import MarkReadSchema, NotificationSchema, UnreadCountSchema
+from app.api.notifications.schemas import (
+    MarkReadSchema,
+    NotificationSchema,
+    NotificationSettingsSchema,
+    NotificationSettingsUpdateSchema,
+    UnreadCountSchema,
+)
 from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.auth import current_viewer
 from app.extensions import db
@@ -67,3 +74,29 @@ def mark_notifications_read(data: dict) -> None:
     """
     events.mark_read(current_viewer(), **data)
     db.session.commit()
+
+
+@blp.route("/settings", methods=["GET"])
+@blp.auth()
+@blp.response(200, NotificationSettingsSchema)
+def get_notification_settings() -> Any:
+    """Get my notification mail settings
+
+    Until changed: `daily` in `en`.
+    """
+    return events.get_mail_settings(current_viewer())
+
+
+@blp.route("/settings", methods=["PUT"])
+@blp.auth()
+@blp.arguments(NotificationSettingsUpdateSchema)
+@blp.response(200, NotificationSettingsSchema)
+def update_notification_settings(data: dict) -> Any:
+    """Change my notification mail settings
+
+    The fields present are applied; the others stay. Mail already on its way follows the
+    setting at the time it is sent.
+    """
+    settings = events.update_mail_settings(current_viewer(), **data)
+    db.session.commit()
+    return settings

@@ -1,4 +1,5 @@
-"""The inbox's wire shapes: a notification, the unread count, and the mark-read body."""
+"""The inbox's wire shapes: a notification, the unread count, the mark-read body, and the
+mail settings."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Any
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from app.api.base import Guid, RequestSchema, Schema, UtcDateTime
-from app.services.events import EventType
+from app.models.notification_mail import MailChoice
+from app.services.events import MAIL_LANGUAGES, EventType
 
 READ_IDS_MAX = 500
 
@@ -75,3 +77,32 @@ class MarkReadSchema(RequestSchema):
         if len(given) != 1:
             message = "Give exactly one of notificationIds and upTo."
             raise ValidationError({"notificationIds": [message], "upTo": [message]})
+
+
+MAIL_DESCRIPTION = (
+    "`none`: no mail; `each`: one mail per notification; `daily`: at most one digest a "
+    "day, at the service's digest hour, of the notifications still unread. Mail goes only "
+    "to a confirmed address."
+)
+
+
+class NotificationSettingsSchema(Schema):
+    mail = fields.Enum(
+        MailChoice, by_value=True, required=True, metadata={"description": MAIL_DESCRIPTION}
+    )
+    language = fields.String(
+        required=True,
+        metadata={"description": "The language of the mail.", "enum": list(MAIL_LANGUAGES)},
+    )
+
+
+class NotificationSettingsUpdateSchema(RequestSchema):
+    """The fields present are applied; the others stay."""
+
+    read_models = (NotificationSettingsSchema,)
+
+    mail = fields.Enum(MailChoice, by_value=True, metadata={"description": MAIL_DESCRIPTION})
+    language = fields.String(
+        validate=validate.OneOf(MAIL_LANGUAGES),
+        metadata={"description": "The language of the mail."},
+    )

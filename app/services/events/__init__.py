@@ -1,7 +1,9 @@
 """Events and the inbox (issue 25): a change worth hearing about is recorded with the
 change (`record`, `record_team`, `record_note_published`: a transactional outbox); the
 worker fans it out to the inboxes of who may hear it (`JOB_KINDS`); users read and mark
-their inbox, and keep area watches (beyond the contract). The face other areas call."""
+their inbox, keep area watches (beyond the contract) and choose whether mail tells them
+(`mail_notifications` listens to each fan-out, `MAIL_JOB_KINDS` send). The face other
+areas call."""
 
 from app.services.events.area_watches import (
     create_area_watch,
@@ -17,21 +19,37 @@ from app.services.events.inbox import (
     mark_read,
     unread_count,
 )
+from app.services.events.mail import JOB_KINDS as MAIL_JOB_KINDS
+from app.services.events.mail import mail_notifications
+from app.services.events.mail_settings import (
+    MAIL_LANGUAGES,
+    MailSettings,
+    delete_account_mail,
+    get_mail_settings,
+    update_mail_settings,
+)
 from app.services.events.recording import EventType, record, record_note_published, record_team
 
 __all__ = [
     "JOB_KINDS",
+    "MAIL_JOB_KINDS",
+    "MAIL_LANGUAGES",
     "EventType",
+    "MailSettings",
     "NotificationView",
     "create_area_watch",
     "delete_account_area_watches",
+    "delete_account_mail",
     "delete_account_notifications",
     "delete_area_watch",
+    "get_mail_settings",
     "list_area_watches",
     "list_notifications",
+    "mail_notifications",
     "mark_read",
     "record",
     "record_note_published",
     "record_team",
     "unread_count",
+    "update_mail_settings",
 ]

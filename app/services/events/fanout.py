@@ -128,6 +128,20 @@ def stop_area_watchers(event: Event) -> set[uuid.UUID]:
     return watchers_at(stop.latitude, stop.longitude)
 
 
+def may_still_hear(event: Event, user: User) -> bool:
+    """The delivery check again, later (a mail or webhook sent after the fan-out): whether
+    `user` may still hear of `event` now, by the same rule as its kind's audience."""
+    kind = EventType(event.event_type)
+    if kind.is_team_event:
+        return event.team_id is not None and user.id in team_admins(event.team_id)
+    if kind is EventType.NOTE_PUBLISHED:
+        note = db.session.get(Note, event.note_id) if event.note_id is not None else None
+        return note is not None and note.is_publicly_discoverable
+    trackable = db.session.get(Trackable, event.trackable_id) if event.trackable_id else None
+    viewer = trackable_policy.account_viewer(user)
+    return trackable is not None and trackable_policy.can_view(viewer, trackable)
+
+
 def team_admins(team_id: uuid.UUID) -> set[uuid.UUID]:
     return set(
         db.session.scalars(

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -97,37 +99,40 @@ def delete_account_notifications(user: User, counts: DeletionCounts) -> None:
 
 # --- the short text ----------------------------------------------------------------------
 
+# Marked for the catalogues (`make messages`): the inbox reads them in English, mail in
+# its user's language.
 TEXTS = {
-    EventType.ACTIVATED: "{item} was activated.",
-    EventType.COMMENT_WRITTEN: "A comment was written on {item}.",
-    EventType.COMMENT_EDITED: "A comment on {item} was edited.",
-    EventType.COMMENT_DELETED: "A comment on {item} was deleted.",
-    EventType.STOP_ADDED: "{item} has a new journey stop.",
-    EventType.STOP_DELETED: "A journey stop of {item} was deleted.",
-    EventType.STATUS_MESSAGE_CHANGED: "A finder changed the status message of {item}.",
-    EventType.ATTACHED_TO_NOTE: "{item} was attached to a note.",
-    EventType.SECRET_ROTATED: "The secret code of {item} was replaced.",
-    EventType.GROUP_ITEM_ADDED: "{item} joined a group.",
-    EventType.GROUP_ITEM_REMOVED: "{item} left a group.",
-    EventType.TEAM_NOTE_CREATED: "A note was added to team {team}.",
-    EventType.TEAM_NOTE_EDITED: "A note of team {team} was edited.",
-    EventType.TEAM_NOTE_DELETED: "A note of team {team} was deleted.",
-    EventType.TEAM_NOTE_REMOVED: "A note left team {team}.",
-    EventType.MEMBERSHIP_REQUESTED: "Someone asked to join team {team}.",
-    EventType.MEMBER_JOINED: "A member joined team {team}.",
-    EventType.MEMBER_LEFT: "A member left team {team}.",
-    EventType.MEMBER_REMOVED: "A member was removed from team {team}.",
-    EventType.MEMBER_ROLE_CHANGED: "A member of team {team} became an admin.",
-    EventType.NOTE_PUBLISHED: "A new public note in an area you watch.",
+    EventType.ACTIVATED: _l("{item} was activated."),
+    EventType.COMMENT_WRITTEN: _l("A comment was written on {item}."),
+    EventType.COMMENT_EDITED: _l("A comment on {item} was edited."),
+    EventType.COMMENT_DELETED: _l("A comment on {item} was deleted."),
+    EventType.STOP_ADDED: _l("{item} has a new journey stop."),
+    EventType.STOP_DELETED: _l("A journey stop of {item} was deleted."),
+    EventType.STATUS_MESSAGE_CHANGED: _l("A finder changed the status message of {item}."),
+    EventType.ATTACHED_TO_NOTE: _l("{item} was attached to a note."),
+    EventType.SECRET_ROTATED: _l("The secret code of {item} was replaced."),
+    EventType.GROUP_ITEM_ADDED: _l("{item} joined a group."),
+    EventType.GROUP_ITEM_REMOVED: _l("{item} left a group."),
+    EventType.TEAM_NOTE_CREATED: _l("A note was added to team {team}."),
+    EventType.TEAM_NOTE_EDITED: _l("A note of team {team} was edited."),
+    EventType.TEAM_NOTE_DELETED: _l("A note of team {team} was deleted."),
+    EventType.TEAM_NOTE_REMOVED: _l("A note left team {team}."),
+    EventType.MEMBERSHIP_REQUESTED: _l("Someone asked to join team {team}."),
+    EventType.MEMBER_JOINED: _l("A member joined team {team}."),
+    EventType.MEMBER_LEFT: _l("A member left team {team}."),
+    EventType.MEMBER_REMOVED: _l("A member was removed from team {team}."),
+    EventType.MEMBER_ROLE_CHANGED: _l("A member of team {team} became an admin."),
+    EventType.NOTE_PUBLISHED: _l("A new public note in an area you watch."),
 }
 
 
 def describe(event_type: str, fields: dict[str, object]) -> str:
-    """The notification's short English text, from the event's public fields."""
+    """The notification's short text, from the event's public fields: English, or the
+    language a mail forces (flask_babel.force_locale; the catalogues of app/web)."""
     code, name = fields.get("publicCode", ""), fields.get("name", "")
-    item = f"{code} ({name})" if name else str(code or "A trackable")
+    item = f"{code} ({name})" if name else str(code or _("A trackable"))
     team = str(fields.get("teamName", ""))
-    return TEXTS[EventType(event_type)].format(item=item, team=team)
+    return str(TEXTS[EventType(event_type)]).format(item=item, team=team)
 
 
 def _view(notification: Notification) -> NotificationView:

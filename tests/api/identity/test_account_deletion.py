@@ -99,6 +99,7 @@ def test_the_factory_lists_every_area_clean_up_in_order(app):
         compliance.detach_account_reports,
         images.delete_account_images,
         budgets.delete_account_spends,
+        events.delete_account_mail,
         events.delete_account_notifications,
         events.delete_account_area_watches,
         identity.remove_identity_data,

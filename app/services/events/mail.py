@@ -1,0 +1,274 @@
+"""Notification mail (issue 25, "Mail"): the event listener that queues mail for the inbox
+rows a fan-out wrote, and the worker's jobs that send it (docs/contract-notes.md,
+Notification mail).
+
+- `each`: one job per notification; the notification's mail row (one per notification)
+  says whether it went, so a job run twice mails once.
+- `daily`: the notification's mail row waits in the user's queue; the first one queues
+  the user's digest job for the next digest hour (`NOTIFICATION_DIGEST_HOUR_UTC`), and
+  the user's one digest row names that job, so two fan-outs at once schedule one digest.
+  The digest lists what waits, and nothing is sent when nothing does.
+
+Everything is decided again when the mail is sent: the setting at that time, a confirmed
+address, the notification still unread, and its subject still visible to the user (the
+fan-out's rule, by their account). Mail goes out in the user's language through the
+website's catalogues (Flask-Babel). Sending raises when the mail server refuses, and the
+job is tried again later (app.platform.jobs); at least once, as account mail is.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+from flask import current_app
+from flask_babel import force_locale, ngettext
+from flask_babel import gettext as _
+from sqlalchemy import exc, select
+
+from app.extensions import db
+from app.models.base import utcnow
+from app.models.event import Event, Notification
+from app.models.notification_mail import (
+    MailChoice,
+    MailKind,
+    MailState,
+    NotificationDigest,
+    NotificationMail,
+)
+from app.models.trackable import Trackable
+from app.models.user import User
+from app.platform.jobs import JobKind, Task, enqueue
+from app.platform.mail import Mail, deliver
+from app.services.events.fanout import may_still_hear
+from app.services.events.inbox import describe
+from app.services.events.mail_settings import mail_choices, mail_settings_of
+
+MAIL_ONE = "notifications.mail"
+MAIL_DIGEST = "notifications.digest"
+DIGEST_MAX_ITEMS = 50  # listed in one digest; the rest are counted, and wait in the inbox
+# A digest row this far past its time lost its job (dead after a day of retries, or the
+# workers were away): the next notification schedules a new one.
+DIGEST_STALE_AFTER = timedelta(days=1, hours=1)
+
+
+# --- queueing (the fan-out's event listener) ------------------------------------------
+
+
+def mail_notifications(event: Event, written: Sequence[Notification]) -> None:
+    """Queue the mail of the inbox rows just written, as each user's setting asks."""
+    if not written:
+        return
+    choices = mail_choices({notification.user_id for notification in written})
+    now, digests = utcnow(), set()
+    for notification in written:
+        choice = choices.get(notification.user_id, MailChoice.NONE)
+        if choice is MailChoice.NONE:
+            continue
+        kind = MailKind.EACH if choice is MailChoice.EACH else MailKind.DIGEST
+        db.session.add(
+            NotificationMail(
+                notification_id=notification.id,
+                user_id=notification.user_id,
+                kind=kind,
+                created_utc=now,
+            )
+        )
+        if kind is MailKind.EACH:
+            enqueue(MAIL_ONE, {"notificationId": str(notification.id)})
+        else:
+            digests.add(notification.user_id)
+    db.session.flush()
+    hour = int(current_app.config["NOTIFICATION_DIGEST_HOUR_UTC"])
+    for user_id in digests:
+        schedule_digest(user_id, next_digest_time(now, hour), now)
+
+
+def next_digest_time(now: datetime, hour: int) -> datetime:
+    """The first digest hour (UTC) after `now`."""
+    if not 0 <= hour <= 23:
+        raise ValueError(f"NOTIFICATION_DIGEST_HOUR_UTC must be 0-23, not {hour}")
+    due = now.replace(hour=hour, minute=0, second=0, microsecond=0)
+    return due if due > now else due + timedelta(days=1)
+
+
+def schedule_digest(user_id: uuid.UUID, due: datetime, now: datetime) -> None:
+    """Make sure a digest job is waiting for the user's queue (a new one is `due` then).
+    The digest row is locked
+    first: a digest being sent right now finishes before this looks (and then it is gone,
+    so a new one is scheduled for what it did not see)."""
+    digest = db.session.get(
+        NotificationDigest, user_id, with_for_update=True, populate_existing=True
+    )
+    if digest is not None and digest.due_utc > now - DIGEST_STALE_AFTER:
+        return
+    job = enqueue(MAIL_DIGEST, {"userId": str(user_id)}, delay=due - now)
+    if digest is not None:  # stale: this job takes over (the old one finds it is not named)
+        digest.due_utc, digest.job_id = due, job.id
+        return
+    try:
+        with db.session.begin_nested():
+            db.session.add(NotificationDigest(user_id=user_id, due_utc=due, job_id=job.id))
+    except exc.IntegrityError:
+        # Another fan-out scheduled this user's digest at the same moment: that digest
+        # sends these too; this job, if it stayed, finds it is not the one named.
+        pass
+
+
+# --- sending (the worker's jobs) ---------------------------------------------------------
+
+
+def send_notification_mail(task: Task) -> None:
+    """The mail of one notification, unless it went already or is no longer wanted."""
+    item = db.session.scalars(
+        select(NotificationMail)
+        .where(NotificationMail.notification_id == uuid.UUID(task.payload["notificationId"]))
+        .with_for_update()
+    ).first()
+    if item is None or item.state is not MailState.QUEUED:
+        return  # sent by an earlier run, or the notification or account is gone
+    notification = db.session.get_one(Notification, item.notification_id)
+    user = db.session.get_one(User, item.user_id)
+    settings = mail_settings_of(user.id)
+    if settings.mail is not MailChoice.EACH or not _deliverable(user, notification):
+        item.state = MailState.SKIPPED
+        return
+    deliver(each_mail(user, notification, settings.language, task.config))
+    item.state, item.sent_utc = MailState.SENT, utcnow()
+
+
+def send_digest(task: Task) -> None:
+    """The user's digest, when this job is the one their digest row names."""
+    user_id = uuid.UUID(task.payload["userId"])
+    digest = db.session.get(
+        NotificationDigest, user_id, with_for_update=True, populate_existing=True
+    )
+    if digest is None or digest.job_id != task.id:
+        return  # sent already, or superseded by another job
+    db.session.delete(digest)
+    waiting = db.session.scalars(
+        select(NotificationMail).where(
+            NotificationMail.user_id == user_id,
+            NotificationMail.kind == MailKind.DIGEST,
+            NotificationMail.state == MailState.QUEUED,
+        )
+    ).all()
+    user = db.session.get_one(User, user_id)
+    settings = mail_settings_of(user_id)
+    listed = []
+    for item in waiting:
+        notification = db.session.get_one(Notification, item.notification_id)
+        if settings.mail is MailChoice.DAILY and _deliverable(user, notification):
+            listed.append((item, notification))
+        else:
+            item.state = MailState.SKIPPED
+    if not listed:
+        return
+    listed.sort(key=lambda pair: pair[1].created_utc, reverse=True)
+    notifications = [notification for _item, notification in listed]
+    deliver(digest_mail(user, notifications, settings.language, task.config))
+    now = utcnow()
+    for item, _notification in listed:
+        item.state, item.sent_utc = MailState.SENT, now
+
+
+def _deliverable(user: User, notification: Notification) -> bool:
+    """Still worth a mail: a confirmed address, unread, and its subject still visible."""
+    return (
+        user.is_email_confirmed
+        and notification.read_utc is None
+        and may_still_hear(notification.event, user)
+    )
+
+
+# --- the messages ------------------------------------------------------------------------
+
+
+def _base(config: Mapping[str, Any]) -> str:
+    return str(config["PUBLIC_BASE_URL"]).rstrip("/")
+
+
+def _page_link(event: Event, language: str, config: Mapping[str, Any]) -> str | None:
+    """The trackable's public page in the mail's language (notes and teams have none)."""
+    trackable = db.session.get(Trackable, event.trackable_id) if event.trackable_id else None
+    if trackable is None:
+        return None
+    return f"{_base(config)}/{language}/trackables/{quote(trackable.public_code, safe='')}"
+
+
+def _settings_line(config: Mapping[str, Any], *, daily: bool) -> str:
+    reason = (
+        _("You get one digest a day because of your notification settings.")
+        if daily
+        else _("You get one mail per notification because of your notification settings.")
+    )
+    change = _(
+        "To change that (no mail, one per notification, or a daily digest), open the "
+        "notification settings in the app (%(url)s).",
+        url=f"{_base(config)}/api/notifications/settings",
+    )
+    return f"{reason} {change}"
+
+
+def _when(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def each_mail(
+    user: User, notification: Notification, language: str, config: Mapping[str, Any]
+) -> Mail:
+    """One notification's mail, in `language`."""
+    event = notification.event
+    with force_locale(language):
+        text = describe(event.event_type, event.fields)
+        lines = [text, ""]
+        link = _page_link(event, language, config)
+        if link is not None:
+            lines += [_("See it here: %(link)s", link=link), ""]
+        lines += ["--", _settings_line(config, daily=False)]
+        return Mail(
+            to=user.email,
+            subject=_("Location Notes: %(text)s", text=text),
+            text="\n".join(lines) + "\n",
+        )
+
+
+def digest_mail(
+    user: User, notifications: Sequence[Notification], language: str, config: Mapping[str, Any]
+) -> Mail:
+    """The digest of `notifications` (newest first), in `language`."""
+    count = len(notifications)
+    with force_locale(language):
+        lines = [_("What happened since your last digest:"), ""]
+        for notification in notifications[:DIGEST_MAX_ITEMS]:
+            event = notification.event
+            text = describe(event.event_type, event.fields)
+            lines.append(f"- {_when(notification.created_utc)}: {text}")
+            link = _page_link(event, language, config)
+            if link is not None:
+                lines.append(f"  {link}")
+        rest = count - DIGEST_MAX_ITEMS
+        if rest > 0:
+            lines += ["", _("And %(count)d more in your inbox.", count=rest)]
+        lines += ["", "--", _settings_line(config, daily=True)]
+        subject = ngettext(
+            "Location Notes: %(num)d new notification",
+            "Location Notes: %(num)d new notifications",
+            count,
+        )
+        return Mail(to=user.email, subject=subject, text="\n".join(lines) + "\n")
+
+
+def _mail_kind(name: str, run: Callable[[Task], None]) -> JobKind:
+    """As account mail: a mail server down for hours still gets the mail (a day of tries,
+    an hour apart at most)."""
+    return JobKind(name, run, max_attempts=30, max_age=timedelta(days=1))
+
+
+JOB_KINDS = (
+    _mail_kind(MAIL_ONE, send_notification_mail),
+    _mail_kind(MAIL_DIGEST, send_digest),
+)
