@@ -79,17 +79,18 @@ def _open(code: str, *, redirect_status: int) -> BaseResponse:
     lang = trackables.site_language(request.accept_languages)
     cookie = trackables.AccessCookie.from_config(current_app.config)
     client_id = cookie.client_id(request.cookies) or trackables.new_client_id()
+    viewer = current_viewer()
     try:
         result = trackables.lookup_code(
-            current_viewer(),
+            viewer,
             code,
             lang=lang,
             client_id=client_id,
-            guess_client=trackables.guess_key(client_ip(), current_app.config),
+            guess_client=trackables.guess_key(client_ip(), current_app.config, viewer.user),
             config=current_app.config,
         )
     except trackables.GuessBudgetExceeded as refused:
-        return _private(_too_many(refused.retry_after, lang))
+        return _private(_too_many(refused, lang))
     db.session.commit()
     if result.redirect_url is None:
         return _private(_not_found(result, lang))
@@ -107,12 +108,10 @@ def _not_found(result: trackables.LookupResult, lang: str) -> Response:
     return _page(404, "Trackable not found", body, lang)
 
 
-def _too_many(retry_after: int, lang: str) -> Response:
-    minutes = max(1, -(-retry_after // 60))
-    body = (
-        "<p>Too many codes that match nothing were tried from your network. "
-        f"Please try again in about {minutes} minute{'s' if minutes != 1 else ''}.</p>"
-    )
+def _too_many(refused: trackables.GuessBudgetExceeded, lang: str) -> Response:
+    body = f"<p>{escape(refused.state)}</p>\n<p>Please try again in {escape(refused.wait)}.</p>"
+    if refused.hint:
+        body += f"\n<p>{escape(refused.hint)}</p>"
     response = _page(429, "Too many requests", body, lang)
-    response.headers["Retry-After"] = str(retry_after)
+    response.headers["Retry-After"] = str(refused.retry_after)
     return response

@@ -230,14 +230,14 @@ def test_a_hit_over_the_address_budget_stays_refused_on_every_route(api, trackab
 def test_the_api_429_says_which_budget_is_spent_and_how_long_to_wait(api, trackable, confirmed):
     use_address_budget(api)
     detail = assert_locked_out(miss(api, 99))["detail"]
-    assert "10 codes that match nothing were tried from this address" in detail
+    assert "10 codes that match nothing were tried from your address" in detail
     assert "in the last 10 minutes" in detail
     assert "Try again in about 10 minutes" in detail
     assert "confirmed e-mail address" in detail  # the way out for a finder in a crowd
     for number in range(LIMIT):
         miss(api, 200 + number, user=confirmed)
     detail = assert_locked_out(miss(api, 299, user=confirmed))["detail"]
-    assert "10 codes that match nothing were tried by this account" in detail
+    assert "10 codes that match nothing were tried by your account" in detail
     assert "Try again in about 10 minutes" in detail
 
 
@@ -245,7 +245,7 @@ def test_the_api_429_names_the_network_when_the_network_is_spent(api, trackable)
     for host in range(3):
         use_address_budget(api, ip=f"192.0.2.{20 + host}", start=host * LIMIT)
     detail = assert_locked_out(miss(api, 99, ip="192.0.2.30"))["detail"]
-    assert "30 codes that match nothing were tried from this network" in detail
+    assert "30 codes that match nothing were tried from your network" in detail
 
 
 def test_the_entry_page_429_says_how_long_to_wait_in_words(api, trackable):
