@@ -167,6 +167,11 @@ class Config:
     SECRET_GUESS_NETWORK_LIMIT = env_int("SECRET_GUESS_NETWORK_LIMIT", 30)
     SECRET_GUESS_WINDOW_MINUTES = env_int("SECRET_GUESS_WINDOW_MINUTES", 10)
     SECRET_GUESS_ALARM_MISSES = env_int("SECRET_GUESS_ALARM_MISSES", 500)
+    # A signed-in account with a confirmed e-mail address spends its own budget instead,
+    # wherever it is, and its network's allowance for such accounts: a crowd's anonymous
+    # misses behind one address do not lock it out (docs/contract-notes.md, Guess budget).
+    SECRET_GUESS_ACCOUNT_LIMIT = env_int("SECRET_GUESS_ACCOUNT_LIMIT", 10)
+    SECRET_GUESS_ACCOUNT_NETWORK_LIMIT = env_int("SECRET_GUESS_ACCOUNT_NETWORK_LIMIT", 100)
     # Per account, in the database: secret codes rotated (trackables created per hour:
     # TRACKABLES_PER_USER_PER_HOUR, below).
     SECRET_ROTATE_LIMIT = env_int("SECRET_ROTATE_LIMIT", 10)

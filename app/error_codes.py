@@ -249,7 +249,8 @@ ERROR_CODES: Mapping[str, ErrorCode] = _entries(
     (
         "secret_guess_limit_reached",
         429,
-        "Too many codes that match nothing from this address; wait `Retry-After`.",
+        "Too many codes that match nothing from this address, its network or this account; "
+        "wait `Retry-After` (`detail` says which).",
     ),
     (
         "secret_rotation_limit_reached",

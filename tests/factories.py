@@ -305,11 +305,12 @@ def make_invite_link(
 
 
 def count_guess_misses() -> int:
-    """Secret code misses counted against clients' guess budgets (one per miss)."""
+    """Secret code misses counted against clients' or accounts' guess budgets (one per
+    miss)."""
     from app.models.budget import BudgetSpend
-    from app.services.trackables.guesses import CLIENT
+    from app.services.trackables.guesses import ACCOUNT, CLIENT
 
-    return count_rows(BudgetSpend, BudgetSpend.budget == CLIENT)
+    return count_rows(BudgetSpend, BudgetSpend.budget.in_((CLIENT, ACCOUNT)))
 
 
 def count_rows(model: Any, *where: Any) -> int:

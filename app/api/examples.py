@@ -149,6 +149,8 @@ SYSTEM = {
             "secretCodeGuesses": {
                 "attempts": 10,
                 "networkAttempts": 30,
+                "accountAttempts": 10,
+                "accountNetworkAttempts": 100,
                 "windowMinutes": 10,
                 "alarmMisses": 500,
             },

@@ -104,18 +104,19 @@ def _open(code: str, *, redirect_status: int) -> Any:
     lang = g.page_language
     cookie = trackables.AccessCookie.from_config(current_app.config)
     client_id = cookie.client_id(request.cookies) or trackables.new_client_id()
+    viewer = current_viewer()
     try:
         result = trackables.lookup_code(
-            current_viewer(),
+            viewer,
             code,
             lang=lang,
             client_id=client_id,
-            guess_client=trackables.guess_key(client_ip(), current_app.config),
+            guess_client=trackables.guess_key(client_ip(), current_app.config, viewer.user),
             config=current_app.config,
         )
     except trackables.GuessBudgetExceeded as refused:
         db.session.rollback()
-        return _private(too_many_guesses(refused.retry_after))
+        return _private(too_many_guesses(refused))
     db.session.commit()
     if result.redirect_url is None:
         g.page_not_found = True  # no link to this address in another language
@@ -139,11 +140,17 @@ def _localised(help_url: str | None) -> str | None:
     return help_url
 
 
-def too_many_guesses(retry_after: int) -> tuple[str, int, dict[str, str]]:
-    """The 429 page of the guess budget: how long to wait, in words, and why."""
-    minutes = max(1, -(-retry_after // 60))
-    html = render_template("pages/too_many_guesses.html", minutes=minutes)
-    return html, 429, {"Retry-After": str(retry_after)}
+def too_many_guesses(refused: trackables.GuessBudgetExceeded) -> tuple[str, int, dict[str, str]]:
+    """The 429 page of the guess budget: whose budget is spent, how long to wait, and the
+    way out for a finder in a crowd (a confirmed account's own budget), in words."""
+    html = render_template(
+        "pages/too_many_guesses.html",
+        scope=refused.scope,
+        limit=refused.budget.limit,
+        window=refused.window_minutes,
+        minutes=max(1, -(-refused.retry_after // 60)),
+    )
+    return html, 429, {"Retry-After": str(refused.retry_after)}
 
 
 def add_routes(pages: Blueprint) -> None:

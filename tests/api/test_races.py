@@ -237,6 +237,52 @@ def test_twenty_parallel_misses_against_a_budget_of_ten_let_exactly_ten_through(
     assert all(body["found"] is False for status, body in results if status == 200)
 
 
+def test_parallel_misses_of_one_account_from_many_networks_let_exactly_its_budget_through(
+    app, monkeypatch
+):
+    # A confirmed account's own budget follows it to any address: twenty networks (no
+    # network lock shared) must still let only its ten misses through.
+    app.config["SECRET_GUESS_ACCOUNT_LIMIT"] = 10
+    finder = make_user(is_email_confirmed=True)
+    stop_after(
+        monkeypatch,
+        "app.services.trackables.lookup.check_budget",
+        threading.Barrier(20, timeout=BARRIER_SECONDS),
+    )
+
+    def miss(number: int) -> Callable[[Any, dict[str, str]], Any]:
+        body = {"code": f"LN-Z{number:05d}"}
+        environ = {"REMOTE_ADDR": f"203.0.{number}.7"}
+        return lambda client, headers: client.post(
+            "/api/trackables/lookup", json=body, environ_base=environ, headers=headers
+        )
+
+    results = run_together(app, [(finder, miss(number)) for number in range(20)])
+    assert statuses(results) == [200] * 10 + [429] * 10
+
+
+def test_parallel_misses_of_many_accounts_on_one_network_let_its_allowance_through(
+    app, monkeypatch
+):
+    app.config.update(SECRET_GUESS_ACCOUNT_LIMIT=10, SECRET_GUESS_ACCOUNT_NETWORK_LIMIT=6)
+    finders = [make_user(is_email_confirmed=True) for _ in range(12)]
+    stop_after(
+        monkeypatch,
+        "app.services.trackables.lookup.check_budget",
+        threading.Barrier(12, timeout=BARRIER_SECONDS),
+    )
+
+    def miss(number: int) -> Callable[[Any, dict[str, str]], Any]:
+        body = {"code": f"LN-Z{number:05d}"}
+        environ = {"REMOTE_ADDR": f"192.0.2.{number + 1}"}
+        return lambda client, headers: client.post(
+            "/api/trackables/lookup", json=body, environ_base=environ, headers=headers
+        )
+
+    results = run_together(app, [(finder, miss(n)) for n, finder in enumerate(finders)])
+    assert statuses(results) == [200] * 6 + [429] * 6
+
+
 def test_parallel_creations_against_a_limit_of_two_let_exactly_two_through(app, monkeypatch):
     app.config["TRACKABLES_PER_USER_PER_HOUR"] = 2
     owner = make_user()

@@ -60,6 +60,9 @@ def world() -> tuple[Any, dict[str, str]]:
         "journeyStopId": str(uuid.uuid4()),
         "contentReportId": str(uuid.uuid4()),
         "contentImageId": str(uuid.uuid4()),
+        "areaWatchId": str(uuid.uuid4()),
+        "webhookId": str(uuid.uuid4()),
+        "deliveryId": str(uuid.uuid4()),
         "variant": "small",
     }
 

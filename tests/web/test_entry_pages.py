@@ -155,3 +155,15 @@ def test_the_api_keeps_problem_details(api):
     assert response.status_code == 404
     assert response.mimetype == "application/problem+json"
     assert api.get("/nothing-here").mimetype == "application/problem+json"
+
+
+def test_the_guess_budget_page_says_whose_budget_and_the_way_out_in_german(api, app):
+    limit = app.config["SECRET_GUESS_LIMIT"]
+    german = {"Accept-Language": "de"}
+    for number in range(limit):
+        assert api.get(f"/trackable/LN7777{number:04d}", headers=german).status_code == 404
+    response = api.get("/trackable/LN77779999", headers=german)
+    text = assert_page(response, 429, "de")
+    assert "Von deiner Adresse wurden in den letzten" in text
+    assert "hättest du ein eigenes Kontingent" in text
+    assert int(response.headers["Retry-After"]) > 0

@@ -18,10 +18,25 @@ class RateLimitsSchema(Schema):
 
 class GuessBudgetSchema(Schema):
     attempts = fields.Integer(
-        metadata={"description": "Code misses one client (IPv4 address, IPv6 /64) may make."}
+        metadata={
+            "description": "Code misses one anonymous client (IPv4 address, IPv6 /64) may make."
+        }
     )
     network_attempts = fields.Integer(
-        metadata={"description": "Code misses all clients of one IPv4 /24 or IPv6 /48 may make."}
+        metadata={
+            "description": "Code misses all anonymous clients of one IPv4 /24 or IPv6 /48 may make."
+        }
+    )
+    account_attempts = fields.Integer(
+        metadata={
+            "description": "Code misses a signed-in account with a confirmed e-mail address "
+            "may make, from any address (instead of its address's budget)."
+        }
+    )
+    account_network_attempts = fields.Integer(
+        metadata={
+            "description": "Code misses all such accounts of one IPv4 /24 or IPv6 /48 may make."
+        }
     )
     window_minutes = fields.Integer()
     alarm_misses = fields.Integer(

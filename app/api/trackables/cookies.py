@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 from flask import Response, after_this_request, current_app, request
 
+from app.auth import current_viewer
 from app.errors import TrackableError
 from app.extensions import client_ip, db
 from app.services import trackables
@@ -33,8 +34,9 @@ def client_id_for_session() -> str:
 
 
 def guess_client() -> trackables.GuessClient:
-    """This client's guess-budget keys (its address and network, hashed)."""
-    return trackables.guess_key(client_ip(), current_app.config)
+    """This client's guess-budget keys (its address and network, hashed; a confirmed
+    account's own)."""
+    return trackables.guess_key(client_ip(), current_app.config, current_viewer().user)
 
 
 def keep_access_cookie(client_id: str) -> None:

@@ -286,8 +286,11 @@ def lookup_trackable(data: dict) -> Any:
     A short secret code or QR token opens the active session for it on this client (an
     HttpOnly cookie) and, when signed in, links it to the account; the code is never
     returned. A miss is `found` false with `error` (and `helpUrl` for another system's
-    code). Codes that match nothing count against this address's guess budget: over it,
-    429 with `Retry-After` (limits in `GET /api/system/status`).
+    code). A system code may be typed with spaces and hyphens after its prefix, and with
+    O, I, L, S, U for 0, 1, 1, 5, V. Codes that match nothing count against this
+    address's guess budget, or a signed-in account's own when its e-mail address is
+    confirmed: over it, 429 with `Retry-After` and a `detail` saying whose budget is
+    spent and how long to wait (limits in `GET /api/system/status`).
 
     The website's shareable entry route `GET /trackable/{code}` takes the same three
     kinds of code and answers with a redirect to the page `redirectUrl` names (or an HTML

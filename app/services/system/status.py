@@ -111,6 +111,8 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
         "secret_code_guesses": {
             "attempts": config["SECRET_GUESS_LIMIT"],
             "network_attempts": config["SECRET_GUESS_NETWORK_LIMIT"],
+            "account_attempts": config["SECRET_GUESS_ACCOUNT_LIMIT"],
+            "account_network_attempts": config["SECRET_GUESS_ACCOUNT_NETWORK_LIMIT"],
             "window_minutes": config["SECRET_GUESS_WINDOW_MINUTES"],
             "alarm_misses": config["SECRET_GUESS_ALARM_MISSES"],
         },

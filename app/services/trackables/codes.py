@@ -14,9 +14,11 @@ rotate-code-key` wraps stored hashes forward (code_keys.py); lookups try every g
 so a row not yet wrapped is found too. An old key alone no longer verifies a guess.
 
 Typed codes are normalised before hashing: trimmed, upper-cased, and in the body of a
-system code O->0, I->1, L->1, S->5, U->V (the alphabet has none of those letters).
-Bring-your-own secrets are compared case-insensitively without that mapping; QR tokens
-exactly. Lookup tries every form a typed text can be, so it never assumes a length.
+system code (after its literal prefix) spaces and hyphens dropped and O->0, I->1, L->1,
+S->5, U->V mapped (the alphabet has none of those letters), so `ln abc-123` is
+`LN-ABC123`. Bring-your-own secrets, which may hold `-` and `_`, are compared as typed
+but ignoring case, without that mapping; QR tokens exactly. Lookup tries every form a
+typed text can be, so it never assumes a length.
 
 A bring-your-own secret has 6-64 letters, digits, `-` or `_`, and is not one of the
 commonest passwords, words, names or sequences (app/data/common_secrets.txt, loaded once;
@@ -164,27 +166,35 @@ def normalise_byo(code: str) -> str:
     return code.strip().upper()
 
 
-def _system_form(text: str, prefix: str, *, dash: bool) -> str | None:
-    """`text` (trimmed, upper-cased) as a system code of `prefix`, normalised, or None."""
-    head = prefix + ("-" if dash else "")
-    if not text.startswith(head) or len(text) == len(head):
+# What a finder types between the characters of a system code's body: spaces (any white
+# space) and hyphens, including the dashes phone keyboards put in for `-`.
+SEPARATORS = re.compile(r"[\s\-\u2010-\u2015\u2212]+")
+
+
+def _system_body(text: str, prefix: str) -> str | None:
+    """The body of `text` (trimmed, upper-cased) as a system code of `prefix`: separators
+    dropped, the typo map applied; None when it has no such prefix or no body."""
+    if not text.startswith(prefix):
         return None
-    body = text[len(head) :]
-    if not dash and body.startswith("-"):
-        return None
-    return head + body.translate(TYPO_MAP)
+    body = SEPARATORS.sub("", text[len(prefix) :])
+    return body.translate(TYPO_MAP) or None
 
 
 def typed_forms(settings: CodeSettings, code: str) -> list[str]:
-    """Every normalised form a typed or scanned code may be stored under."""
+    """Every normalised form a typed or scanned code may be stored under. When a text
+    could be both a public code and a system secret (equal prefixes), the form its shape
+    suggests comes first: a separator right after the prefix reads as a public code."""
     raw = code.strip()
     upper = raw.upper()
-    forms = [
-        _system_form(upper, settings.public_prefix, dash=True),
-        _system_form(upper, settings.secret_prefix, dash=False),
-        upper,  # a bring-your-own secret
-        raw,  # a QR token (case-sensitive)
-    ]
+    public_body = _system_body(upper, settings.public_prefix)
+    secret_body = _system_body(upper, settings.secret_prefix)
+    public = f"{settings.public_prefix}-{public_body}" if public_body else None
+    secret = f"{settings.secret_prefix}{secret_body}" if secret_body else None
+    typed_as_secret = secret is not None and not SEPARATORS.match(
+        upper[len(settings.secret_prefix) :]
+    )
+    forms: list[str | None] = [secret, public] if typed_as_secret else [public, secret]
+    forms += [upper, raw]  # a bring-your-own secret (any case), a QR token (exactly)
     return list(dict.fromkeys(form for form in forms if form))
 
 

@@ -1,17 +1,24 @@
 """The guess budget for secret codes (decisions: Trackable codes): lookups, `/trackable/{code}`
 visits, writes carrying an `accessCode` that match nothing, and bring-your-own secrets
-refused as taken count against the client; after SECRET_GUESS_LIMIT misses within
+refused as taken count against the client; over its budget within
 SECRET_GUESS_WINDOW_MINUTES every such request is 429 with `Retry-After` until enough
 counted misses leave the window.
 
-- The client is its IPv4 address, or its IPv6 /64 (one home line holds a whole /64), as
-  app.extensions.client_ip resolves it (trusted proxies only). Its network (IPv4 /24,
-  IPv6 /48) has a larger allowance of its own, SECRET_GUESS_NETWORK_LIMIT, so renting a
-  block of addresses buys little. Both are kept as keyed hashes: no raw address is stored.
-- Misses are budget spends in the database (services.shared.budgets), one for the client
-  and one for its network. `check_budget` locks the network, so the check and the count
-  are one step until the request commits: parallel misses cannot slip past the budget
-  together.
+- An anonymous client is its IPv4 address, or its IPv6 /64 (one home line holds a whole
+  /64), as app.extensions.client_ip resolves it (trusted proxies only):
+  SECRET_GUESS_LIMIT misses. Its network (IPv4 /24, IPv6 /48) has a larger allowance of
+  its own, SECRET_GUESS_NETWORK_LIMIT, so renting a block of addresses buys little. Both
+  are kept as keyed hashes: no raw address is stored. A signed-in account whose e-mail
+  is not confirmed counts as anonymous (an account costs nothing until then).
+- A signed-in account with a confirmed e-mail address spends a budget of its own instead,
+  SECRET_GUESS_ACCOUNT_LIMIT wherever it is, and its network's allowance for such
+  accounts, SECRET_GUESS_ACCOUNT_NETWORK_LIMIT: anonymous misses behind the same address
+  (an event's Wi-Fi, a school) do not lock it out, and each confirmed address adds only
+  its own budget, within its network's (docs/contract-notes.md, Guess budget).
+- Misses are budget spends in the database (services.shared.budgets). `check_budget`
+  locks what the guess spends (the network; for an account the account, then its
+  network), so the check and the count are one step until the request commits: parallel
+  misses cannot slip past the budget together.
 - The budget is checked before a code is resolved, and a refused request counts nothing:
   an over-budget client learns nothing about its guess, a hit included, and its wait does
   not grow while it keeps knocking.
@@ -29,7 +36,7 @@ import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -37,12 +44,14 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.budget import BudgetSpend
+from app.models.user import User
 from app.platform import metrics
 from app.services.shared.budgets import Budget, LimitExceeded, hold, spend_all, waits
 
 log = logging.getLogger(__name__)
 
 CLIENT, NETWORK = "secret-guess", "secret-guess-network"
+ACCOUNT, ACCOUNT_NETWORK = "secret-guess-account", "secret-guess-account-network"
 IPV6_CLIENT_PREFIX, IPV6_NETWORK_PREFIX, IPV4_NETWORK_PREFIX = 64, 48, 24
 
 MISSES = metrics.counter(
@@ -54,23 +63,81 @@ ALARMS = metrics.counter(
 )
 
 
-class GuessBudgetExceeded(LimitExceeded):
-    """429 problem details with Retry-After (seconds)."""
+# Whose misses a refusal names, in the words of its 429 (the API's detail, the website).
+WHOSE = {
+    CLIENT: "from your address",
+    NETWORK: "from your network (the addresses around yours)",
+    ACCOUNT: "by your account",
+    ACCOUNT_NETWORK: "by signed-in accounts on your network",
+}
+SCOPES = {
+    CLIENT: "address",
+    NETWORK: "network",
+    ACCOUNT: "account",
+    ACCOUNT_NETWORK: "account_network",
+}
+OWN_BUDGET_HINT = "Signed in with a confirmed e-mail address, you would have a budget of your own."
 
-    def __init__(self, retry_after: int) -> None:
-        super().__init__(
-            "Too many codes that match nothing were tried from this address.",
-            retry_after,
-            code="secret_guess_limit_reached",
+
+def wait_in_words(seconds: int) -> str:
+    """`45 seconds`, `about 1 minute`, `about 10 minutes`."""
+    if seconds < 60:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    minutes = -(-seconds // 60)
+    return f"about {minutes} minute{'s' if minutes != 1 else ''}"
+
+
+class GuessBudgetExceeded(LimitExceeded):
+    """429 problem details with Retry-After (seconds); `budget` is the spent one (the
+    one with the longest wait), and the detail says in words whose it is and how long
+    to wait."""
+
+    def __init__(self, retry_after: int, budget: Budget) -> None:
+        super().__init__("", retry_after, code="secret_guess_limit_reached")
+        self.budget = budget
+        self.detail = " ".join(
+            part for part in (self.state, f"Try again in {self.wait}.", self.hint) if part
+        )
+
+    @property
+    def wait(self) -> str:
+        return wait_in_words(self.retry_after)
+
+    @property
+    def scope(self) -> str:
+        """Whose budget is spent, for a page to say in its language: `address`,
+        `network`, `account` or `account_network`."""
+        return SCOPES[self.budget.name]
+
+    @property
+    def window_minutes(self) -> int:
+        return int(self.budget.window.total_seconds() // 60)
+
+    @property
+    def hint(self) -> str | None:
+        """The way out for a finder in a crowd, unless it is already taken."""
+        return None if self.budget.name in (ACCOUNT, ACCOUNT_NETWORK) else OWN_BUDGET_HINT
+
+    @property
+    def state(self) -> str:
+        """`10 codes that match nothing were tried from your address in the last 10
+        minutes, as many as this service allows.`"""
+        minutes = int(self.budget.window.total_seconds() // 60)
+        return (
+            f"{self.budget.limit} codes that match nothing were tried {WHOSE[self.budget.name]} "
+            f"in the last {minutes} minute{'s' if minutes != 1 else ''}, as many as this "
+            "service allows."
         )
 
 
 @dataclass(frozen=True)
 class GuessClient:
-    """Whose budget a guess spends: keyed hashes of the client and of its network."""
+    """Whose budget a guess spends: keyed hashes of the client and of its network, and
+    the id of a signed-in account with a confirmed e-mail address (its own budget)."""
 
     client: str
     network: str
+    account: str | None = None
 
 
 def _networks(client_ip: str) -> tuple[str, str]:
@@ -91,50 +158,79 @@ def _networks(client_ip: str) -> tuple[str, str]:
     return f"v6:{client}", f"v6:{network}"
 
 
-def guess_key(client_ip: str, config: Mapping[str, Any]) -> GuessClient:
-    """The budget's client and network for an address (HMAC-SHA256, hex)."""
+def guess_key(client_ip: str, config: Mapping[str, Any], user: User | None = None) -> GuessClient:
+    """The budget's client and network for an address (HMAC-SHA256, hex), and the account
+    when `user` has confirmed their e-mail address."""
     key = str(config["SECRET_KEY"]).encode()
     client, network = _networks(client_ip)
+    account = str(user.id) if user is not None and user.is_email_confirmed else None
     return GuessClient(
         hmac.new(key, b"secret-guesses:" + client.encode(), hashlib.sha256).hexdigest(),
         hmac.new(key, b"secret-guesses:" + network.encode(), hashlib.sha256).hexdigest(),
+        account,
     )
 
 
-def _budgets(config: Mapping[str, Any]) -> tuple[Budget, Budget]:
+def _spenders(guess_client: GuessClient, config: Mapping[str, Any]) -> list[tuple[Budget, str]]:
+    """The (budget, subject) pairs a miss of this client spends: its own, then its
+    network's. An account's subject is its id, so its spends go with the account."""
     window = "SECRET_GUESS_WINDOW_MINUTES"
-    return (
-        Budget.from_config(CLIENT, config, "SECRET_GUESS_LIMIT", window),
-        Budget.from_config(NETWORK, config, "SECRET_GUESS_NETWORK_LIMIT", window),
-    )
+    if guess_client.account is not None:
+        return [
+            (
+                Budget.from_config(ACCOUNT, config, "SECRET_GUESS_ACCOUNT_LIMIT", window),
+                guess_client.account,
+            ),
+            (
+                Budget.from_config(
+                    ACCOUNT_NETWORK, config, "SECRET_GUESS_ACCOUNT_NETWORK_LIMIT", window
+                ),
+                guess_client.network,
+            ),
+        ]
+    return [
+        (Budget.from_config(CLIENT, config, "SECRET_GUESS_LIMIT", window), guess_client.client),
+        (
+            Budget.from_config(NETWORK, config, "SECRET_GUESS_NETWORK_LIMIT", window),
+            guess_client.network,
+        ),
+    ]
 
 
 def check_budget(
     guess_client: GuessClient, config: Mapping[str, Any], *, now: datetime | None = None
 ) -> None:
     """Raise GuessBudgetExceeded (429) when the client or its network has used its budget.
-    From here to the commit, the network's guesses wait for this one (`count_miss`)."""
+    From here to the commit, the guesses that spend the same budgets wait for this one
+    (`count_miss`)."""
     now = now or utcnow()
-    client_budget, network_budget = _budgets(config)
-    hold(f"{NETWORK}:{guess_client.network}")
-    answers = waits(
-        [(client_budget, guess_client.client), (network_budget, guess_client.network)], now
-    )
-    refused = [seconds for seconds in answers if seconds is not None]
+    spenders = _spenders(guess_client, config)
+    # An account is locked before its network, always in this order, so two requests
+    # never wait for each other's second lock. The anonymous client shares its network's.
+    if guess_client.account is not None:
+        hold(f"{ACCOUNT}:{guess_client.account}")
+    hold(f"{spenders[1][0].name}:{guess_client.network}")
+    answers = waits(spenders, now)
+    refused = [
+        (seconds, budget)
+        for seconds, (budget, _) in zip(answers, spenders, strict=True)
+        if seconds is not None
+    ]
     if refused:
-        raise GuessBudgetExceeded(max(refused))
+        seconds, budget = max(refused, key=lambda pair: pair[0])
+        raise GuessBudgetExceeded(seconds, budget)
 
 
 def count_miss(
     guess_client: GuessClient, config: Mapping[str, Any], *, now: datetime | None = None
 ) -> None:
-    """Count one miss for the client and its network (after `check_budget`, same
-    transaction), then watch the misses of all clients."""
+    """Count one miss for the client (or account) and its network (after `check_budget`,
+    same transaction), then watch the misses of all clients."""
     now = now or utcnow()
-    client_budget, network_budget = _budgets(config)
-    spend_all([(client_budget, guess_client.client), (network_budget, guess_client.network)], now)
+    spenders = _spenders(guess_client, config)
+    spend_all(spenders, now)
     MISSES.inc()
-    _watch_all_clients(client_budget, int(config["SECRET_GUESS_ALARM_MISSES"]), now)
+    _watch_all_clients(spenders[0][0].window, int(config["SECRET_GUESS_ALARM_MISSES"]), now)
 
 
 class _Alarm:
@@ -144,13 +240,13 @@ class _Alarm:
         self.raised_utc: datetime | None = None
         self.lock = threading.Lock()
 
-    def due(self, budget: Budget, now: datetime) -> bool:
+    def due(self, window: timedelta, now: datetime) -> bool:
         with self.lock:
-            return self.raised_utc is None or now - self.raised_utc >= budget.window
+            return self.raised_utc is None or now - self.raised_utc >= window
 
-    def raise_once(self, budget: Budget, now: datetime) -> bool:
+    def raise_once(self, window: timedelta, now: datetime) -> bool:
         with self.lock:
-            if self.raised_utc is not None and now - self.raised_utc < budget.window:
+            if self.raised_utc is not None and now - self.raised_utc < window:
                 return False
             self.raised_utc = now
             return True
@@ -159,25 +255,25 @@ class _Alarm:
 _alarm = _Alarm()
 
 
-def _watch_all_clients(budget: Budget, threshold: int, now: datetime) -> None:
-    """Warn when misses across all clients reach `threshold` in the window (0: never).
-    The count reads at most `threshold` rows, and none while an alarm of this process
-    is fresh, so an attack does not make every miss dearer."""
-    if threshold <= 0 or not _alarm.due(budget, now):
+def _watch_all_clients(window: timedelta, threshold: int, now: datetime) -> None:
+    """Warn when misses across all clients and accounts reach `threshold` in the window
+    (0: never). The count reads at most `threshold` rows, and none while an alarm of this
+    process is fresh, so an attack does not make every miss dearer."""
+    if threshold <= 0 or not _alarm.due(window, now):
         return
     recent = (
         select(BudgetSpend.id)
-        .where(BudgetSpend.budget == budget.name, BudgetSpend.spent_utc > now - budget.window)
+        .where(BudgetSpend.budget.in_((CLIENT, ACCOUNT)), BudgetSpend.spent_utc > now - window)
         .limit(threshold)
         .subquery()
     )
     total = db.session.scalar(select(func.count()).select_from(recent)) or 0
-    if total < threshold or not _alarm.raise_once(budget, now):
+    if total < threshold or not _alarm.raise_once(window, now):
         return
     ALARMS.inc()
     log.warning(
         "Secret code misses across all clients reached %d in the last %d minutes "
         "(SECRET_GUESS_ALARM_MISSES): someone may be guessing codes from many addresses.",
         threshold,
-        budget.window.total_seconds() // 60,
+        window.total_seconds() // 60,
     )

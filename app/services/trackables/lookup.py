@@ -2,8 +2,9 @@
 Access sessions for secret codes).
 
 - `resolve` finds the trackable a typed or scanned code names: a public code or a system
-  secret after character normalisation (O->0, I/L->1, S->5, U->V after the prefix), a
-  bring-your-own secret ignoring case, a QR token exactly. It never assumes a length.
+  secret after normalisation (after the prefix: spaces and hyphens dropped, O->0, I/L->1,
+  S->5, U->V), a bring-your-own secret as typed but ignoring case, a QR token exactly.
+  It never assumes a length.
 - `lookup_code` is one lookup (POST/GET /api/trackables/lookup, GET /trackable/{code}):
   a public code is a hit only when the caller may see the trackable (an invisible one
   misses like an unknown code); a secret or QR token always hits, opens the client's
@@ -77,8 +78,9 @@ class LookupResult:
 
 def resolve(settings: CodeSettings, code: str) -> tuple[Trackable, CodeKind] | None:
     """The trackable `code` names and the kind of code it is, or None. When forms of one
-    text match several codes (vanishingly unlikely), the public code wins, then the system
-    secret, the bring-your-own secret and the QR token (codes.typed_forms' order)."""
+    text match several codes (vanishingly unlikely), the system form its shape suggests
+    wins (public or secret), then the other, the bring-your-own secret and the QR token
+    (codes.typed_forms' order)."""
     hashes = codes.typed_hashes(settings, code)
     if not hashes:
         return None

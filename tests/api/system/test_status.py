@@ -60,6 +60,8 @@ def test_status_publishes_limits(api):
     assert limits["secretCodeGuesses"] == {
         "attempts": 10,
         "networkAttempts": 30,
+        "accountAttempts": 10,
+        "accountNetworkAttempts": 100,
         "windowMinutes": 10,
         "alarmMisses": 500,
     }

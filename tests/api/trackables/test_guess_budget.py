@@ -350,6 +350,8 @@ def test_the_budget_is_published_in_the_system_status(api):
     assert response.get_json()["limits"]["secretCodeGuesses"] == {
         "attempts": LIMIT,
         "networkAttempts": NETWORK_LIMIT,
+        "accountAttempts": 10,
+        "accountNetworkAttempts": 100,
         "windowMinutes": 10,
         "alarmMisses": 500,
     }

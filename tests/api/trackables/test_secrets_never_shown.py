@@ -52,6 +52,7 @@ def app_overrides():
     # the way.
     return {
         "SECRET_GUESS_LIMIT": 10_000,
+        "SECRET_GUESS_ACCOUNT_LIMIT": 10_000,
         "TRACKABLES_PER_USER_PER_HOUR": 10_000,
         "SECRET_ROTATE_LIMIT": 10_000,
     }
