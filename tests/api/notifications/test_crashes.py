@@ -141,7 +141,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 def post(port: int, path: str, body: dict[str, Any], token: str) -> int | None:
     """The status, or None when the connection closed without an answer."""
-    request = urllib.request.Request(  # noqa: S310 - our own server
+    request = urllib.request.Request(
         f"http://127.0.0.1:{port}{path}",
         data=json.dumps(body).encode(),
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
