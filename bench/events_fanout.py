@@ -129,9 +129,7 @@ class FanOut:
             trackable = db.session.scalars(
                 db.select(Trackable).where(Trackable.public_code == PUBLIC_CODE)
             ).one()
-            author = db.session.scalars(
-                db.select(User).where(User.user_name == "fanout_1")
-            ).one()
+            author = db.session.scalars(db.select(User).where(User.user_name == "fanout_1")).one()
             self.url = f"/api/trackables/{trackable.id}/journey-stops"
             self.headers = {"Authorization": f"Bearer {issue_access_token(author)}"}
 

@@ -196,7 +196,8 @@ def test_the_app_killed_right_after_committing_loses_no_event(app, api, world, p
     assert post(port, f"{base}/journey-stops", stop_body, token) is None  # killed
     until(lambda: healthy(port), server, seconds=60)  # the master started a new one
     assert post(port, f"{base}/comments", {"body": "Found it"}, token) is None  # again
-    assert server.poll() is None  # only its worker died, twice
+    log = processes.root / "gunicorn.log"  # the master reports each worker killed
+    until(lambda: log.read_text().count("was sent SIGKILL") == 2, server, log)
 
     db.session.expire_all()
     assert db.session.scalar(select(func.count()).select_from(JourneyStop)) == 1
@@ -250,7 +251,7 @@ def test_a_worker_killed_mid_fan_out_leaves_it_to_another_each_inbox_once(
 
     second = processes.worker("second", **held)
     until(all_done(1), second, processes.root / "second.log")
-    assert time.monotonic() - killed_at < 15
+    assert time.monotonic() - killed_at < 60  # the 3 s lease, not the 5 min default
     stop(second)
     runs = processes.runs()
     assert runs[first.pid] == [f"start {event_id}", f"written {event_id}"]
