@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from flask import current_app
 
 if TYPE_CHECKING:
-    from app.models.event import Event, Notification
+    from app.models.event import Event
     from app.models.user import User
 
 
@@ -33,10 +33,11 @@ AccountCleanup = Callable[["User", DeletionCounts], None]
 # A parent kind ("note", "team", "trackable", "trackable_group", "profile") and the ids of
 # parents being deleted; the area removes what hangs off them and says how many.
 ParentRemoval = Callable[[str, Collection[uuid.UUID]], int]
-# An event was fanned out: the inbox rows just written for it (none is possible). Runs in
+# An event was fanned out: the inbox rows just written for it (none is possible), each with
+# its `id` and `user_id` (services.events.fanout.Delivered). Runs in
 # the fan-out job's transaction, so what it enqueues (mail, webhook deliveries) commits
 # with the inbox rows or not at all, and a rerun after a crash runs it again.
-EventListener = Callable[["Event", "Sequence[Notification]"], None]
+EventListener = Callable[["Event", "Sequence[Any]"], None]
 
 
 @dataclass(frozen=True)

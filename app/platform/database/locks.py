@@ -19,6 +19,9 @@ from sqlalchemy.sql import Select
 
 T = TypeVar("T")
 
+# Rows per multi-row statement: SQLite binds at most 32,766 values, PostgreSQL 65,535.
+INSERT_CHUNK_ROWS = 500
+
 
 def insert_ignoring_duplicates(
     session: Session | scoped_session[Any],
@@ -26,15 +29,16 @@ def insert_ignoring_duplicates(
     index_elements: list[Any],
     rows: list[dict[str, Any]],
 ) -> None:
-    """INSERT ... ON CONFLICT DO NOTHING of `rows` in one statement: a row whose key a
-    concurrent twin (or an earlier request) already wrote is skipped, never an error."""
-    if not rows:
-        return
+    """INSERT ... ON CONFLICT DO NOTHING of `rows` (one statement per INSERT_CHUNK_ROWS,
+    within every driver's limit of bound values): a row whose key a concurrent twin (or
+    an earlier request) already wrote is skipped, never an error."""
     dialect = session.get_bind().dialect.name
     insert_into = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    session.execute(
-        insert_into(model).values(rows).on_conflict_do_nothing(index_elements=index_elements)
-    )
+    for start in range(0, len(rows), INSERT_CHUNK_ROWS):
+        chunk = rows[start : start + INSERT_CHUNK_ROWS]
+        session.execute(
+            insert_into(model).values(chunk).on_conflict_do_nothing(index_elements=index_elements)
+        )
 
 
 def get_for_write(

@@ -13,7 +13,7 @@ and on SQLite (the embedded default). One table and one claim query suffice here
 """
 
 from app.platform.jobs.kinds import GiveUp, JobKind, Registry, Task, install_job_kinds, job_kinds
-from app.platform.jobs.queue import Backlog, backlog, enqueue
+from app.platform.jobs.queue import Backlog, backlog, enqueue, enqueue_many
 from app.platform.jobs.worker import Worker, serve
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "Worker",
     "backlog",
     "enqueue",
+    "enqueue_many",
     "install_job_kinds",
     "job_kinds",
     "serve",

@@ -24,11 +24,12 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 
 from app.auth import ANONYMOUS
 from app.extensions import db
 from app.hooks import area_hooks
+from app.models.base import new_id
 from app.models.event import Event, Notification
 from app.models.note import Note
 from app.models.team import MembershipStatus, TeamMembership
@@ -43,14 +44,23 @@ from app.services.events.recording import FAN_OUT, EventType
 @dataclass(frozen=True)
 class Audience:
     """Who the event may concern (before the actor and the rows already written are left
-    out), and the check each of them passes at delivery."""
+    out), and the check at delivery: of those ids, the ones who may hear it now."""
 
     user_ids: set[uuid.UUID]
-    may_hear: Callable[[User], bool] = lambda user: True
+    may_hear: Callable[[set[uuid.UUID]], set[uuid.UUID]] = lambda user_ids: user_ids
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """An inbox row just written: what the event listeners (mail, webhooks) are given."""
+
+    id: uuid.UUID
+    user_id: uuid.UUID
 
 
 def fan_out(task: Task) -> None:
-    """The job: deliver the event named in the payload to its audience's inboxes."""
+    """The job: deliver the event named in the payload to its audience's inboxes, in one
+    multi-row INSERT (an event may reach thousands of group watchers)."""
     event = db.session.get(Event, uuid.UUID(task.payload["eventId"]))
     if event is None:
         return
@@ -61,14 +71,23 @@ def fan_out(task: Task) -> None:
     already = set(
         db.session.scalars(select(Notification.user_id).where(Notification.event_id == event.id))
     )
-    users = db.session.scalars(select(User).where(User.id.in_(wanted - already)))
     written = [
-        Notification(event_id=event.id, user_id=user.id, created_utc=event.created_utc)
-        for user in users
-        if audience.may_hear(user)
+        Delivered(new_id(), user_id) for user_id in sorted(audience.may_hear(wanted - already))
     ]
-    db.session.add_all(written)
-    db.session.flush()
+    if written:
+        db.session.execute(
+            insert(Notification.__table__).execution_options(insertmanyvalues_page_size=5000),
+            [
+                {
+                    "id": row.id,
+                    "event_id": event.id,
+                    "user_id": row.user_id,
+                    "created_utc": event.created_utc,
+                    "read_utc": None,
+                }
+                for row in written
+            ],
+        )
     for listener in area_hooks().event_listeners:
         listener(event, written)
 
@@ -114,10 +133,7 @@ def trackable_audience(event: Event) -> Audience | None:
     if event.event_type == EventType.STOP_ADDED and trackable_policy.can_view(ANONYMOUS, trackable):
         found |= stop_area_watchers(event)
 
-    def may_hear(user: User) -> bool:
-        return trackable_policy.can_view(trackable_policy.account_viewer(user), trackable)
-
-    return Audience(found, may_hear)
+    return Audience(found, lambda user_ids: trackable_policy.viewers_among(trackable, user_ids))
 
 
 def stop_area_watchers(event: Event) -> set[uuid.UUID]:
@@ -138,8 +154,7 @@ def may_still_hear(event: Event, user: User) -> bool:
         note = db.session.get(Note, event.note_id) if event.note_id is not None else None
         return note is not None and note.is_publicly_discoverable
     trackable = db.session.get(Trackable, event.trackable_id) if event.trackable_id else None
-    viewer = trackable_policy.account_viewer(user)
-    return trackable is not None and trackable_policy.can_view(viewer, trackable)
+    return trackable is not None and user.id in trackable_policy.viewers_among(trackable, {user.id})
 
 
 def team_admins(team_id: uuid.UUID) -> set[uuid.UUID]:

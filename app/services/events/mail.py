@@ -27,7 +27,7 @@ from urllib.parse import quote
 from flask import current_app
 from flask_babel import force_locale, ngettext
 from flask_babel import gettext as _
-from sqlalchemy import exc, select
+from sqlalchemy import exists, insert, select
 
 from app.extensions import db
 from app.models.base import utcnow
@@ -41,50 +41,76 @@ from app.models.notification_mail import (
 )
 from app.models.trackable import Trackable
 from app.models.user import User
-from app.platform.jobs import JobKind, Task, enqueue
+from app.platform.database import insert_ignoring_duplicates
+from app.platform.jobs import JobKind, Task, enqueue, enqueue_many
 from app.platform.mail import Mail, deliver
-from app.services.events.fanout import may_still_hear
+from app.services.events.fanout import Delivered, may_still_hear
 from app.services.events.inbox import describe
 from app.services.events.mail_settings import mail_choices, mail_settings_of
 
+MAIL_QUEUE = "notifications.mail_queue"
 MAIL_ONE = "notifications.mail"
 MAIL_DIGEST = "notifications.digest"
 DIGEST_MAX_ITEMS = 50  # listed in one digest; the rest are counted, and wait in the inbox
 # A digest row this far past its time lost its job (dead after a day of retries, or the
 # workers were away): the next notification schedules a new one.
 DIGEST_STALE_AFTER = timedelta(days=1, hours=1)
+IN_CHUNK = 500  # ids per IN (...) list, well within SQLite's and PostgreSQL's bind limits
 
 
 # --- queueing (the fan-out's event listener) ------------------------------------------
 
 
-def mail_notifications(event: Event, written: Sequence[Notification]) -> None:
-    """Queue the mail of the inbox rows just written, as each user's setting asks."""
+def mail_notifications(event: Event, written: Sequence[Delivered]) -> None:
+    """The fan-out's listener: when inbox rows were written, one job queues their mail
+    (`queue_event_mail`), so the inbox rows commit without waiting for mail's work."""
+    if written:
+        enqueue(MAIL_QUEUE, {"eventId": str(event.id)})
+
+
+def queue_event_mail(task: Task) -> None:
+    """The job: queue the mail of the event's inbox rows that have none yet, as each
+    user's setting asks: the mail rows, the one-mail jobs and the digests in a few
+    multi-row statements, whatever the number of hearers. A rerun finds its rows and
+    adds nothing."""
+    event_id = uuid.UUID(task.payload["eventId"])
+    written = [
+        Delivered(notification_id, user_id)
+        for notification_id, user_id in db.session.execute(
+            select(Notification.id, Notification.user_id).where(
+                Notification.event_id == event_id,
+                ~exists().where(NotificationMail.notification_id == Notification.id),
+            )
+        )
+    ]
     if not written:
         return
-    choices = mail_choices({notification.user_id for notification in written})
-    now, digests = utcnow(), set()
-    for notification in written:
-        choice = choices.get(notification.user_id, MailChoice.NONE)
+    choices = mail_choices({row.user_id for row in written})
+    now, rows, each, daily = utcnow(), [], [], set()
+    for row in written:
+        choice = choices.get(row.user_id, MailChoice.NONE)
         if choice is MailChoice.NONE:
             continue
         kind = MailKind.EACH if choice is MailChoice.EACH else MailKind.DIGEST
-        db.session.add(
-            NotificationMail(
-                notification_id=notification.id,
-                user_id=notification.user_id,
-                kind=kind,
-                created_utc=now,
-            )
+        rows.append(
+            {
+                "notification_id": row.id,
+                "user_id": row.user_id,
+                "kind": kind,
+                "state": MailState.QUEUED,
+                "created_utc": now,
+                "sent_utc": None,
+            }
         )
         if kind is MailKind.EACH:
-            enqueue(MAIL_ONE, {"notificationId": str(notification.id)})
+            each.append({"notificationId": str(row.id)})
         else:
-            digests.add(notification.user_id)
-    db.session.flush()
+            daily.add(row.user_id)
+    if rows:
+        db.session.execute(insert(NotificationMail), rows)
+    enqueue_many(MAIL_ONE, each)
     hour = int(current_app.config["NOTIFICATION_DIGEST_HOUR_UTC"])
-    for user_id in digests:
-        schedule_digest(user_id, next_digest_time(now, hour), now)
+    schedule_digests(daily, next_digest_time(now, hour), now)
 
 
 def next_digest_time(now: datetime, hour: int) -> datetime:
@@ -95,27 +121,42 @@ def next_digest_time(now: datetime, hour: int) -> datetime:
     return due if due > now else due + timedelta(days=1)
 
 
-def schedule_digest(user_id: uuid.UUID, due: datetime, now: datetime) -> None:
-    """Make sure a digest job is waiting for the user's queue (a new one is `due` then).
-    The digest row is locked
-    first: a digest being sent right now finishes before this looks (and then it is gone,
-    so a new one is scheduled for what it did not see)."""
-    digest = db.session.get(
-        NotificationDigest, user_id, with_for_update=True, populate_existing=True
+def schedule_digests(user_ids: set[uuid.UUID], due: datetime, now: datetime) -> None:
+    """Make sure a digest job is waiting for each user's queue (a new one is `due` then).
+    Their digest rows are locked first: a digest being sent right now finishes before
+    this looks (and then it is gone, so a new one is scheduled for what it did not see).
+    A digest row another fan-out writes at the same moment wins (its job sends these
+    too); the job made here then finds it is not the one named and sends nothing."""
+    if not user_ids:
+        return
+    found: dict[uuid.UUID, NotificationDigest] = {}
+    ordered = sorted(user_ids)  # one lock order for every fan-out
+    for start in range(0, len(ordered), IN_CHUNK):
+        found.update(
+            (digest.user_id, digest)
+            for digest in db.session.scalars(
+                select(NotificationDigest)
+                .where(NotificationDigest.user_id.in_(ordered[start : start + IN_CHUNK]))
+                .order_by(NotificationDigest.user_id)
+                .with_for_update()
+                .execution_options(populate_existing=True)
+            )
+        )
+    waiting = {
+        user_id for user_id, digest in found.items() if digest.due_utc > now - DIGEST_STALE_AFTER
+    }
+    needed = [user_id for user_id in ordered if user_id not in waiting]
+    jobs = enqueue_many(
+        MAIL_DIGEST, [{"userId": str(user_id)} for user_id in needed], delay=due - now
     )
-    if digest is not None and digest.due_utc > now - DIGEST_STALE_AFTER:
-        return
-    job = enqueue(MAIL_DIGEST, {"userId": str(user_id)}, delay=due - now)
-    if digest is not None:  # stale: this job takes over (the old one finds it is not named)
-        digest.due_utc, digest.job_id = due, job.id
-        return
-    try:
-        with db.session.begin_nested():
-            db.session.add(NotificationDigest(user_id=user_id, due_utc=due, job_id=job.id))
-    except exc.IntegrityError:
-        # Another fan-out scheduled this user's digest at the same moment: that digest
-        # sends these too; this job, if it stayed, finds it is not the one named.
-        pass
+    fresh = []
+    for user_id, job_id in zip(needed, jobs, strict=True):
+        stale = found.get(user_id)
+        if stale is not None:  # this job takes over (the old one finds it is not named)
+            stale.due_utc, stale.job_id = due, job_id
+        else:
+            fresh.append({"user_id": user_id, "due_utc": due, "job_id": job_id})
+    insert_ignoring_duplicates(db.session, NotificationDigest, ["user_id"], fresh)
 
 
 # --- sending (the worker's jobs) ---------------------------------------------------------
@@ -269,6 +310,7 @@ def _mail_kind(name: str, run: Callable[[Task], None]) -> JobKind:
 
 
 JOB_KINDS = (
+    JobKind(MAIL_QUEUE, queue_event_mail),
     _mail_kind(MAIL_ONE, send_notification_mail),
     _mail_kind(MAIL_DIGEST, send_digest),
 )

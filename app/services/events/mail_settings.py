@@ -29,6 +29,7 @@ from app.models.user import User
 
 # The website's languages (services.trackables.SITE_LANGUAGES), which the catalogues have.
 MAIL_LANGUAGES = ("en", "de")
+IN_CHUNK = 500  # ids per IN (...) list, well within every driver's bind limit
 DEFAULT_MAIL = MailChoice.DAILY
 DEFAULT_LANGUAGE = "en"
 
@@ -51,12 +52,17 @@ def mail_settings_of(user_id: uuid.UUID) -> MailSettings:
 def mail_choices(user_ids: Collection[uuid.UUID]) -> dict[uuid.UUID, MailChoice]:
     """Each of these users' mail choice, for those with a confirmed address (mail never
     goes to an unconfirmed one; the others are left out)."""
-    rows = db.session.execute(
-        select(User.id, NotificationSettings.mail)
-        .outerjoin(NotificationSettings, NotificationSettings.user_id == User.id)
-        .where(User.id.in_(list(user_ids)), User.is_email_confirmed.is_(True))
-    )
-    return {user_id: mail or DEFAULT_MAIL for user_id, mail in rows}
+    ordered, found = sorted(user_ids), {}
+    for start in range(0, len(ordered), IN_CHUNK):
+        rows = db.session.execute(
+            select(User.id, NotificationSettings.mail)
+            .outerjoin(NotificationSettings, NotificationSettings.user_id == User.id)
+            .where(
+                User.id.in_(ordered[start : start + IN_CHUNK]), User.is_email_confirmed.is_(True)
+            )
+        )
+        found.update((user_id, mail or DEFAULT_MAIL) for user_id, mail in rows)
+    return found
 
 
 def get_mail_settings(viewer: Viewer) -> MailSettings:
