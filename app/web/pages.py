@@ -101,6 +101,11 @@ ERROR_WORDS: Mapping[str, Any] = {
         "This was refused: you may only activate for a team you are an active member of."
     ),
     "trackable_not_found": _l("Trackable not found."),
+    # The find form's id sent again with other words (the browser's Back, then an edit).
+    "client_mutation_id_reused": _l(
+        "This form was sent before with other content, so nothing was saved now. Check "
+        "it and send it again."
+    ),
 }
 REFUSED = _l("This was refused. Reload the page and try again.")
 SIGN_IN_TO_ACTIVATE = _l(
@@ -223,6 +228,8 @@ def csrf_refused(_error: CSRFError) -> tuple[str, int, dict[str, str]]:
     trackable_id = (request.view_args or {}).get("trackable_id")
     form = LANDING_FORMS.get(request.endpoint or "")
     if form and isinstance(trackable_id, uuid.UUID):
+        # A token made earlier in this app context is not this session's: make a new one.
+        g.pop(current_app.config["WTF_CSRF_FIELD_NAME"], None)
         # The landing again, what was typed kept (its forms hold no secret) and a fresh
         # token: a new browser session or a page left open must not lose a comment.
         values = {key: str(value) for key, value in request.form.items() if key != "csrf_token"}
@@ -347,7 +354,9 @@ def _refused(trackable_id: uuid.UUID, form: str, error: ApiError) -> Any:
     db.session.rollback()
     if isinstance(error, TrackableError):
         _not_found_on_miss(error)
-        message = str(ERROR_WORDS.get(error.code or "", REFUSED))
+    words = ERROR_WORDS.get(error.code or "")
+    if words is not None:
+        message = str(words)
     elif isinstance(error, ValidationFailed) and "name" in error.extra.get("errors", {}):
         message = str(NAME_REQUIRED)
     else:
