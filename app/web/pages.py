@@ -395,7 +395,8 @@ def post_find(trackable_id: uuid.UUID) -> Any:
     except ApiError as error:
         return _refused(trackable_id, "find", error)
     db.session.commit()
-    flash(posted, "find")
+    for kind, entry_id in posted.items():  # the notice and its links, by the form
+        flash(entry_id, f"find-{kind}")
     return _back(trackable_id, "find")
 
 

@@ -23,7 +23,7 @@ def time_element(value: datetime | None, *, date_only: bool = False) -> Markup:
         text = day
     else:
         clock = format_time(instant, "short", tzinfo=UTC, locale=locale)
-        text = get_datetime_format("medium", locale=locale).format(clock, day) + " UTC"
+        text = str(get_datetime_format("medium", locale=locale)).format(clock, day) + " UTC"
     stamp = instant.isoformat(timespec="seconds").replace("+00:00", "Z")
     kind = "date" if date_only else "datetime"
     return Markup('<time datetime="{}" data-local="{}">{}</time>').format(stamp, kind, text)
