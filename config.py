@@ -226,6 +226,11 @@ class Config:
     # The pages send no Referer (Referrer-Policy: no-referrer), so Flask-WTF's Referer
     # check on HTTPS would refuse every form: the token and SameSite=Lax guard them.
     WTF_CSRF_SSL_STRICT = False
+    # A form's token lasts as long as the pages' session cookie (a browser session), not
+    # Flask-WTF's default hour: a finder may write a long comment with the page left open.
+    # The token is still bound to that cookie, which another site cannot read or send
+    # cross-site with a POST (SameSite=Lax).
+    WTF_CSRF_TIME_LIMIT = None
     TRACKABLE_ACCESS_COOKIE_NAME = env_str("TRACKABLE_ACCESS_COOKIE_NAME", "ln_trackable_access")
     TRACKABLE_ACCESS_COOKIE_MAX_AGE_DAYS = env_int("TRACKABLE_ACCESS_COOKIE_MAX_AGE_DAYS", 30)
     TRACKABLE_ACCESS_COOKIE_SECURE: bool | None = (

@@ -4,14 +4,29 @@ fields are checked. The CSRF token is checked for every POST of the pages bluepr
 
 from __future__ import annotations
 
+import uuid
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from flask import current_app
+from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
-from wtforms import StringField
-from wtforms.validators import DataRequired, Length
+from wtforms import Field, HiddenField, StringField, TextAreaField
+from wtforms.validators import DataRequired, Length, ValidationError
+
+from app.models.base import utcnow
+from app.models.text import IN_NAMES, IN_TEXT
+from app.models.trackable import COMMENT_BODY_MAX_LENGTH, COMMENT_NAME_MAX_LENGTH
+from app.web.coordinates import Axis, CoordinateError, Problem, parse
 
 # Longer than any code the service issues (the QR token is 100 characters); what is
 # longer matches nothing and is refused before a lookup counts it.
 CODE_MAX_LENGTH = 200
+
+
+def _strip(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
 
 
 class CodeForm(FlaskForm):
@@ -26,5 +41,144 @@ class CodeForm(FlaskForm):
             DataRequired(message=_l("Enter a code.")),
             Length(max=CODE_MAX_LENGTH, message=_l("This is longer than any code.")),
         ],
-        filters=[lambda value: value.strip() if isinstance(value, str) else value],
+        filters=[_strip],
     )
+
+
+class FindForm(FlaskForm):
+    """ "Log a find" on the active landing: a comment, a journey stop, or both in one
+    submit, with an optional "seen on" date. Field names are the API's (camelCase). After
+    `validate()`, `position` holds the parsed (latitude, longitude) or None and
+    `observed_utc` the instant the date stands for, or None."""
+
+    class Meta:
+        csrf = False  # checked once for the whole blueprint (pages.check_csrf)
+
+    client_mutation_id = HiddenField(name="clientMutationId")
+    display_name = StringField(_l("Your name (optional)"), name="displayName", filters=[_strip])
+    body = TextAreaField(_l("Comment (optional)"), filters=[_strip])
+    seen_on = StringField(_l("Seen on (optional)"), name="seenOn", filters=[_strip])
+    latitude = StringField(_l("Latitude"), filters=[_strip])
+    longitude = StringField(_l("Longitude"), filters=[_strip])
+
+    position: tuple[float, float] | None = None
+    observed_utc: datetime | None = None
+
+    def validate(self, extra_validators: Any = None) -> bool:
+        super().validate(extra_validators)
+        self.position = self._position()
+        self.observed_utc = self._observed()
+        if not self.errors and not self.body.data and self.position is None:
+            self.form_errors.append(_("Write a comment, give a position, or both."))
+        return not self.errors
+
+    @property
+    def mutation_ids(self) -> tuple[str | None, str | None]:
+        """The comment's and the stop's retry tags, both derived from the form's one id
+        (a form not rendered by us has none: written without retry protection)."""
+        try:
+            form_id = uuid.UUID(self.client_mutation_id.data or "")
+        except ValueError:
+            return None, None
+        return str(uuid.uuid5(form_id, "comment")), str(uuid.uuid5(form_id, "stop"))
+
+    def validate_body(self, field: Field) -> None:
+        if len(field.data or "") > COMMENT_BODY_MAX_LENGTH:
+            raise ValidationError(
+                _(
+                    "A comment may be at most %(count)d characters long.",
+                    count=COMMENT_BODY_MAX_LENGTH,
+                )
+            )
+        if IN_TEXT.search(field.data or ""):
+            raise ValidationError(
+                _("Your comment must not contain control or direction characters.")
+            )
+
+    def validate_display_name(self, field: Field) -> None:
+        if len(field.data or "") > COMMENT_NAME_MAX_LENGTH:
+            raise ValidationError(
+                _(
+                    "Your name may be at most %(count)d characters long.",
+                    count=COMMENT_NAME_MAX_LENGTH,
+                )
+            )
+        if IN_NAMES.search(field.data or ""):
+            raise ValidationError(_("Your name must not contain control or direction characters."))
+
+    def _position(self) -> tuple[float, float] | None:
+        fields = ((self.latitude, Axis.LATITUDE), (self.longitude, Axis.LONGITUDE))
+        if not self.latitude.data and not self.longitude.data:
+            return None
+        values = []
+        for field, axis in fields:
+            try:
+                values.append(parse(field.data or "", axis))
+            except CoordinateError as refused:
+                field.errors = [*field.errors, coordinate_error(refused.problem, axis)]
+        return (values[0], values[1]) if len(values) == 2 else None
+
+    def _observed(self) -> datetime | None:
+        """A day (the date input's `YYYY-MM-DD`) as the instant the API takes: noon UTC,
+        which is that day in nearly every time zone, or now when noon is still ahead. A day
+        that has not begun anywhere on earth (UTC+14) is in the future."""
+        if not self.seen_on.data:
+            return None
+        try:
+            day = date.fromisoformat(self.seen_on.data)
+        except ValueError:
+            self.seen_on.errors = [_("Enter a date such as %(example)s.", example=DATE_EXAMPLE)]
+            return None
+        earliest, latest = self.day_bounds()
+        if day > latest:
+            self.seen_on.errors = [_("This date is in the future: enter the day you found it.")]
+            return None
+        if day < earliest:
+            max_age = int(current_app.config["TRACKABLE_OBSERVED_MAX_AGE_DAYS"])
+            self.seen_on.errors = [_("Enter a day within the last %(count)d days.", count=max_age)]
+            return None
+        return min(datetime.combine(day, time(12), tzinfo=UTC), utcnow())
+
+    def day_bounds(self) -> tuple[date, date]:
+        """The first and the last day "seen on" takes: within the API's maximum age
+        (TRACKABLE_OBSERVED_MAX_AGE_DAYS) and not after today anywhere on earth."""
+        now = utcnow()
+        max_age = timedelta(days=int(current_app.config["TRACKABLE_OBSERVED_MAX_AGE_DAYS"]))
+        return (now - max_age).date() + timedelta(days=1), (now + EARLIEST_ZONE).date()
+
+
+DATE_EXAMPLE = "2026-05-17"
+EARLIEST_ZONE = timedelta(hours=14)  # UTC+14 (Kiribati): the first place a day begins
+
+
+def coordinate_error(problem: Problem, axis: Axis) -> str:
+    """Why a typed latitude or longitude was refused, in words, with that axis's example."""
+    latitude = axis is Axis.LATITUDE
+    example = LATITUDE_EXAMPLE if latitude else LONGITUDE_EXAMPLE
+    if problem is Problem.EMPTY:
+        if latitude:
+            return _("Enter the latitude too, such as %(example)s.", example=example)
+        return _("Enter the longitude too, such as %(example)s.", example=example)
+    if problem is Problem.WRONG_LETTER:
+        if latitude:
+            return _("A latitude takes N or S, such as %(example)s.", example=example)
+        return _("A longitude takes E or W, such as %(example)s.", example=example)
+    if problem is Problem.SIXTY:
+        return _("Minutes and seconds must be less than 60, such as %(example)s.", example=example)
+    if problem is Problem.OUT_OF_RANGE:
+        if latitude:
+            return _("A latitude lies from -90 to 90 (90° S to 90° N).")
+        return _("A longitude lies from -180 to 180 (180° W to 180° E).")
+    if problem is Problem.AMBIGUOUS:
+        return _(
+            "This can be read more than one way: use a sign or a letter, not both, and "
+            "decimals only on the last number, such as %(example)s.",
+            example=example,
+        )
+    if latitude:
+        return _("Enter the latitude in degrees, such as %(example)s.", example=example)
+    return _("Enter the longitude in degrees, such as %(example)s.", example=example)
+
+
+LATITUDE_EXAMPLE = "47.3769, N 47° 22.614' or 47°22'36.8\"N"
+LONGITUDE_EXAMPLE = "8.5417, E 8° 32.502' or 8°32'30.1\"E"

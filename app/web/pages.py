@@ -9,23 +9,26 @@ JavaScript (a small script adds "use my location"), in every SITE_LANGUAGES lang
   public.
 - `GET /{lang}/trackables/active/{trackableId}`: the active landing of a client holding
   the trackable (its access-session cookie, an account unlock, or managing it):
-  activation (signed in: personally or for a team), a comment, a journey stop (typed or
-  from the browser's geolocation), ending the session on this device.
-- The forms post to `/{lang}/trackables/active/{trackableId}/{comments|stops|activate|end}`
-  and answer 303 to the landing (post/redirect/get); a refused form is the landing again
-  with the status the API gives and its error in words. Each write form carries a fresh
-  `clientMutationId`, so a form sent twice (a reload, a retry) writes once.
+  activation (signed in: personally or for a team), "log a find" (a comment, a journey
+  stop typed in any usual notation or from the browser's geolocation, or both, with an
+  optional "seen on" day; app.web.find), ending the session on this device.
+- The forms post to `/{lang}/trackables/active/{trackableId}/{find|activate|end}` and
+  answer 303 to the form's own section of the landing (post/redirect/get), the notice
+  there; a refused form is the landing again with the status the API gives and its
+  error in words, what was typed kept. The find form carries a fresh
+  `clientMutationId`, so a form sent twice (a double tap, a retry) writes once.
 - Every rule is the trackables services' (the API's): who may see, write, activate. An
   invisible or unknown trackable, and a language the site does not have, are an HTML 404.
 - CSRF: each form carries Flask-WTF's token, bound to a signed session cookie
   (HttpOnly, SameSite=Lax, Secure where the access cookie is); a POST without a valid
-  token is refused (400) before anything runs. No secret code or QR token is ever in a
+  token is refused (400) before anything runs; on the landing, that is the landing again
+  with what was typed kept and a fresh token (the token lasts as long as the session
+  cookie: WTF_CSRF_TIME_LIMIT is None). No secret code or QR token is ever in a
   page: the services never hand one out after creation.
 """
 
 from __future__ import annotations
 
-import math
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,16 +45,15 @@ from flask import (
     request,
     url_for,
 )
-from flask_babel import format_datetime, refresh
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from flask_babel import refresh
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.wrappers import Response as BaseResponse
 
 from app.auth import Viewer, current_viewer
 from app.errors import ApiError, TrackableError, ValidationFailed
 from app.extensions import client_ip, db
-from app.models.text import IN_NAMES, IN_TEXT
 from app.models.trackable import (
     COMMENT_BODY_MAX_LENGTH,
     COMMENT_NAME_MAX_LENGTH,
@@ -62,9 +64,11 @@ from app.web import beta, entry, help_pages
 from app.web.errors import install_error_pages
 from app.web.feeds import add_routes as add_feed_routes
 from app.web.feeds import feed_links
-from app.web.forms import CodeForm
+from app.web.find import log_find
+from app.web.forms import CodeForm, FindForm
 from app.web.i18n import install_i18n
 from app.web.maps import journey_map
+from app.web.times import time_element as when
 
 pages = Blueprint(
     "pages",
@@ -97,6 +101,11 @@ ERROR_WORDS: Mapping[str, Any] = {
         "This was refused: you may only activate for a team you are an active member of."
     ),
     "trackable_not_found": _l("Trackable not found."),
+    # The find form's id sent again with other words (the browser's Back, then an edit).
+    "client_mutation_id_reused": _l(
+        "This form was sent before with other content, so nothing was saved now. Check "
+        "it and send it again."
+    ),
 }
 REFUSED = _l("This was refused. Reload the page and try again.")
 SIGN_IN_TO_ACTIVATE = _l(
@@ -104,6 +113,16 @@ SIGN_IN_TO_ACTIVATE = _l(
     "comments and journey stops."
 )
 NAME_REQUIRED = _l("An activated trackable needs a name: enter one.")
+EXPIRED = _l(
+    "This form has expired or did not come from this page, so nothing was saved. Check "
+    "it and send it again."
+)
+# The active landing's forms by endpoint: a refused CSRF token shows the landing again.
+LANDING_FORMS = {
+    "pages.post_find": "find",
+    "pages.post_activation": "activate",
+    "pages.end_session": "end",
+}
 
 
 class PageNotFound(Exception):
@@ -118,6 +137,7 @@ class FormState:
     values: dict[str, str] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     status: int = 200
+    find_form: FindForm | None = None  # "log a find" as sent, with its errors
 
 
 # --- language ------------------------------------------------------------------------------
@@ -158,7 +178,7 @@ def page_helpers() -> dict[str, Any]:
     return {
         "lang": g.get("page_language", "en"),
         "languages": trackables.SITE_LANGUAGES,
-        "when": lambda value: format_datetime(value, "medium") if value else "",
+        "when": when,
         "other_language_url": _other_language_url,
         "code_form": lambda: CodeForm(formdata=None),
     }
@@ -205,6 +225,20 @@ def csrf_refused(_error: CSRFError) -> tuple[str, int, dict[str, str]]:
     if request.endpoint == "pages.entry_form":  # the code box again, the code not echoed
         html = render_template("pages/entry_form.html", form=CodeForm(formdata=None), expired=True)
         return html, 400, {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+    trackable_id = (request.view_args or {}).get("trackable_id")
+    form = LANDING_FORMS.get(request.endpoint or "")
+    if form and isinstance(trackable_id, uuid.UUID):
+        # A token made earlier in this app context is not this session's: make a new one.
+        g.pop(current_app.config["WTF_CSRF_FIELD_NAME"], None)
+        # The landing again, what was typed kept (its forms hold no secret) and a fresh
+        # token: a new browser session or a page left open must not lose a comment.
+        values = {key: str(value) for key, value in request.form.items() if key != "csrf_token"}
+        find_form = FindForm() if form == "find" else None
+        state = FormState(form, values, {"form": str(EXPIRED)}, 400, find_form)
+        try:
+            return _landing(trackable_id, state)
+        except PageNotFound:
+            pass  # this browser no longer holds it: the page below says what happened
     back = request.path.rsplit("/", 1)[0] if request.path.count("/") > 4 else None
     html = render_template("pages/refused.html", back=back)
     return html, 400, {"Cache-Control": "no-store"}
@@ -289,10 +323,19 @@ def _landing(trackable_id: uuid.UUID, state: FormState | None = None) -> Any:
         state=state,
         sign_in_to_activate=SIGN_IN_TO_ACTIVATE,
         new_mutation_id=lambda: str(uuid.uuid4()),
+        find_form=_find_form(state),
         limits={"body": COMMENT_BODY_MAX_LENGTH, "name": COMMENT_NAME_MAX_LENGTH},
         name_limit=TRACKABLE_NAME_MAX_LENGTH,
     )
     return html, state.status, {"Cache-Control": "no-store"}
+
+
+def _find_form(state: FormState) -> FindForm:
+    """The "log a find" form: as sent when it was refused (what was typed kept), else
+    empty; either way with a fresh clientMutationId, since nothing of it was written."""
+    form = state.find_form or FindForm(formdata=None)
+    form.client_mutation_id.data = str(uuid.uuid4())
+    return form
 
 
 @pages.get("/<string(length=2):lang>/trackables/active/<uuid:trackable_id>")
@@ -311,13 +354,16 @@ def _refused(trackable_id: uuid.UUID, form: str, error: ApiError) -> Any:
     db.session.rollback()
     if isinstance(error, TrackableError):
         _not_found_on_miss(error)
-        message = str(ERROR_WORDS.get(error.code or "", REFUSED))
+    words = ERROR_WORDS.get(error.code or "")
+    if words is not None:
+        message = str(words)
     elif isinstance(error, ValidationFailed) and "name" in error.extra.get("errors", {}):
         message = str(NAME_REQUIRED)
     else:
         message = str(REFUSED)
     values = {key: str(value) for key, value in request.form.items() if key != "csrf_token"}
-    state = FormState(form, values, {"form": message}, error.status)
+    find_form = FindForm() if form == "find" else None  # what was typed, again
+    state = FormState(form, values, {"form": message}, error.status, find_form)
     try:
         return _landing(trackable_id, state)
     except PageNotFound:
@@ -339,95 +385,19 @@ def _credential() -> trackables.Credential:
     )
 
 
-def _display_name(errors: dict[str, str]) -> str | None:
-    name = request.form.get("displayName", "").strip()
-    if len(name) > COMMENT_NAME_MAX_LENGTH:
-        errors["displayName"] = _(
-            "Your name may be at most %(count)d characters long.", count=COMMENT_NAME_MAX_LENGTH
-        )
-    elif IN_NAMES.search(name):
-        errors["displayName"] = _("Your name must not contain control or direction characters.")
-    return name or None
-
-
-def _mutation_id() -> str | None:
-    value = request.form.get("clientMutationId", "")
+@pages.post("/<string(length=2):lang>/trackables/active/<uuid:trackable_id>/find")
+def post_find(trackable_id: uuid.UUID) -> Any:
+    form = FindForm()
+    if not form.validate():
+        return _landing(trackable_id, FormState("find", status=400, find_form=form))
     try:
-        return str(uuid.UUID(value))
-    except ValueError:
-        return None  # a form not rendered by us: written without retry protection
-
-
-@pages.post("/<string(length=2):lang>/trackables/active/<uuid:trackable_id>/comments")
-def post_comment(trackable_id: uuid.UUID) -> Any:
-    errors: dict[str, str] = {}
-    body = request.form.get("body", "").strip()
-    if not body:
-        errors["body"] = _("Write a comment first.")
-    elif len(body) > COMMENT_BODY_MAX_LENGTH:
-        errors["body"] = _(
-            "A comment may be at most %(count)d characters long.", count=COMMENT_BODY_MAX_LENGTH
-        )
-    elif IN_TEXT.search(body):
-        errors["body"] = _("Your comment must not contain control or direction characters.")
-    display_name = _display_name(errors)
-    if errors:
-        return _invalid(trackable_id, "comment", errors)
-    try:
-        trackables.add_comment(
-            current_viewer(),
-            trackable_id,
-            body=body,
-            display_name=display_name,
-            credential=_credential(),
-            client_mutation_id=_mutation_id(),
-        )
+        posted = log_find(current_viewer(), trackable_id, form, _credential())
     except ApiError as error:
-        return _refused(trackable_id, "comment", error)
+        return _refused(trackable_id, "find", error)
     db.session.commit()
-    flash(_("Your comment was posted."))
-    return _back(trackable_id, "comment")
-
-
-def _coordinate(name: str, limit: float, errors: dict[str, str]) -> float | None:
-    text = request.form.get(name, "").strip().replace(",", ".")
-    if not text:
-        errors[name] = _("Enter a number.")
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        errors[name] = _("Enter a number, such as 47.3769.")
-        return None
-    if not math.isfinite(value) or not -limit <= value <= limit:
-        errors[name] = _("Enter a number from %(low)d to %(high)d.", low=-limit, high=limit)
-        return None
-    return value
-
-
-@pages.post("/<string(length=2):lang>/trackables/active/<uuid:trackable_id>/stops")
-def post_stop(trackable_id: uuid.UUID) -> Any:
-    errors: dict[str, str] = {}
-    latitude = _coordinate("latitude", 90, errors)
-    longitude = _coordinate("longitude", 180, errors)
-    display_name = _display_name(errors)
-    if errors or latitude is None or longitude is None:
-        return _invalid(trackable_id, "stop", errors)
-    try:
-        trackables.add_stop(
-            current_viewer(),
-            trackable_id,
-            latitude=latitude,
-            longitude=longitude,
-            display_name=display_name,
-            credential=_credential(),
-            client_mutation_id=_mutation_id(),
-        )
-    except ApiError as error:
-        return _refused(trackable_id, "stop", error)
-    db.session.commit()
-    flash(_("The journey stop was added."))
-    return _back(trackable_id, "stop")
+    for kind, entry_id in posted.items():  # the notice and its links, by the form
+        flash(entry_id, f"find-{kind}")
+    return _back(trackable_id, "find")
 
 
 @pages.post("/<string(length=2):lang>/trackables/active/<uuid:trackable_id>/activate")

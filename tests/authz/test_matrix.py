@@ -43,8 +43,7 @@ NO_MATRIX = {
     "GET /{lang}/trackables/{publicCode}": "website page: tests/web/test_public_page.py",
     "GET /{lang}/trackables/active/{trackableId}": "website page: tests/web/test_active_page.py",
     "POST /{lang}/trackables/active/{trackableId}/activate": "website form: tests/web/",
-    "POST /{lang}/trackables/active/{trackableId}/comments": "website form: tests/web/",
-    "POST /{lang}/trackables/active/{trackableId}/stops": "website form: tests/web/",
+    "POST /{lang}/trackables/active/{trackableId}/find": "website form: tests/web/",
     "POST /{lang}/trackables/active/{trackableId}/end": "website form: tests/web/",
     "GET /{lang}/trackables/{publicCode}/feed.atom": (
         "Atom feed, the anonymous view for everyone: tests/web/test_feeds.py"

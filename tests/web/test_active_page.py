@@ -1,12 +1,12 @@
 """The active landing /{lang}/trackables/active/{trackableId} and its forms (contract:
 website routes; Trackables: comments and journey, rule 1; Trackable activation; Active
 secret session): who opens it, each form's success, each error in words in each
-language, CSRF refusal, retries writing once, ending the session."""
+language, CSRF refusal, ending the session. The "log a find" form has its own module
+(test_find_form.py)."""
 
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select
 
 from app.extensions import db
 from app.models.trackable import (
@@ -40,7 +40,7 @@ def test_a_german_browser_lands_on_the_german_page(api, trackable):
     finder = Finder(api, trackable, lang="de")
     finder.scan()
     page = text_of(api.get(finder.landing))
-    for words in ("Kommentar schreiben", "Reisestation hinzufügen", "Breitengrad", "Sitzung"):
+    for words in ("Fund eintragen", "Breitengrad", "Gesehen am", "Sitzung"):
         assert words in page
 
 
@@ -65,138 +65,6 @@ def test_an_unknown_trackable_id_is_a_404_page(api, finder):
     assert api.get("/en/trackables/active/not-a-guid").status_code == 404
 
 
-# --- comments ------------------------------------------------------------------------------
-
-
-def test_a_comment_is_posted_and_shown_on_the_public_page(api, finder):
-    response = finder.post("comments", {"body": "Found it by the lake", "displayName": "Kim"})
-    assert response.status_code == 303
-    assert response.headers["Location"] == f"{finder.landing}#comment"
-    assert notices_of(api.get(finder.landing)) == ["Your comment was posted."]
-    comment = db.session.scalars(select(TrackableComment)).one()
-    assert (comment.body, comment.author_display_name, comment.author_user_id) == (
-        "Found it by the lake",
-        "Kim",
-        None,
-    )
-    page = text_of(api.get(finder.public))
-    assert "Found it by the lake" in page
-    assert "Kim" in page
-
-
-def test_a_signed_in_holder_comments_under_their_account_name(api, finder):
-    user = make_user("ann", display_name="Ann A.")
-    signed_in = Finder(api.as_user(user), finder.trackable)
-    page = text_of(signed_in.api.get(signed_in.landing))
-    assert 'name="displayName"' not in page  # the account's name shows
-    assert signed_in.post("comments", {"body": "Hello"}).status_code == 303
-    assert db.session.scalars(select(TrackableComment)).one().author_user_id == user.id
-
-
-def test_the_same_form_sent_twice_writes_one_comment(api, finder):
-    fields = form_fields(api.get(finder.landing))
-    for _ in range(2):
-        response = api.post(f"{finder.landing}/comments", data={**fields, "body": "Once"})
-        assert response.status_code == 303
-    assert count_rows(TrackableComment) == 1
-
-
-@pytest.mark.parametrize(
-    ("data", "field", "en", "de"),
-    [
-        ({"body": "   "}, "body", "Write a comment first.", "Schreibe zuerst einen Kommentar."),
-        (
-            {"body": "x" * 4001},
-            "body",
-            "A comment may be at most 4000 characters long.",
-            "Ein Kommentar darf höchstens 4000 Zeichen lang sein.",
-        ),
-        (
-            {"body": "Hi", "displayName": "n" * 51},
-            "displayName",
-            "Your name may be at most 50 characters long.",
-            "Dein Name darf höchstens 50 Zeichen lang sein.",
-        ),
-        (
-            {"body": "Hi \u202eevil"},
-            "body",
-            "Your comment must not contain control or direction characters.",
-            "Dein Kommentar darf keine Steuer- oder Richtungszeichen enthalten.",
-        ),
-        (
-            {"body": "Hi", "displayName": "Kim\u202e"},
-            "displayName",
-            "Your name must not contain control or direction characters.",
-            "Dein Name darf keine Steuer- oder Richtungszeichen enthalten.",
-        ),
-    ],
-)
-def test_each_comment_form_error_is_shown_in_words(api, trackable, data, field, en, de):
-    for lang, message in (("en", en), ("de", de)):
-        finder = Finder(api, trackable, lang=lang)
-        finder.scan()
-        response = finder.post("comments", data)
-        assert response.status_code == 400
-        assert errors_of(response) == [message]
-        assert f'id="comment-{field}-error"' in text_of(response)
-    assert count_rows(TrackableComment) == 0
-
-
-def test_a_refused_comment_keeps_what_was_typed(api, finder):
-    response = finder.post("comments", {"body": "My story", "displayName": "n" * 51})
-    page = text_of(response)
-    assert ">My story</textarea>" in page
-
-
-# --- journey stops -------------------------------------------------------------------------
-
-
-def test_a_typed_stop_is_added_and_shown_on_the_public_page(api, finder):
-    response = finder.post("stops", {"latitude": "47,3769", "longitude": " 8.5417 "})
-    assert response.status_code == 303
-    assert response.headers["Location"] == f"{finder.landing}#stop"
-    stop = db.session.scalars(select(JourneyStop)).one()
-    assert (stop.latitude, stop.longitude, stop.is_anonymous) == (47.3769, 8.5417, True)
-    page = text_of(api.get(finder.public))
-    assert "47.3769, 8.5417" in page
-    assert '<g class="stop">' in page
-
-
-@pytest.mark.parametrize(
-    ("data", "errors_en", "errors_de"),
-    [
-        (
-            {"latitude": "", "longitude": ""},
-            ["Enter a number.", "Enter a number."],
-            ["Gib eine Zahl ein.", "Gib eine Zahl ein."],
-        ),
-        (
-            {"latitude": "north", "longitude": "8"},
-            ["Enter a number, such as 47.3769."],
-            ["Gib eine Zahl ein, zum Beispiel 47.3769."],
-        ),
-        (
-            {"latitude": "91", "longitude": "-180.5"},
-            ["Enter a number from -90 to 90.", "Enter a number from -180 to 180."],
-            ["Gib eine Zahl von -90 bis 90 ein.", "Gib eine Zahl von -180 bis 180 ein."],
-        ),
-        (
-            {"latitude": "nan", "longitude": "inf"},
-            ["Enter a number from -90 to 90.", "Enter a number from -180 to 180."],
-            ["Gib eine Zahl von -90 bis 90 ein.", "Gib eine Zahl von -180 bis 180 ein."],
-        ),
-    ],
-)
-def test_each_stop_form_error_is_shown_in_words(api, trackable, data, errors_en, errors_de):
-    for lang, expected in (("en", errors_en), ("de", errors_de)):
-        finder = Finder(api, trackable, lang=lang)
-        finder.scan()
-        response = finder.post("stops", data)
-        assert response.status_code == 400
-        assert errors_of(response) == expected
-    assert count_rows(JourneyStop) == 0
-
-
 # --- the services' refusals, in words --------------------------------------------------------
 
 
@@ -211,22 +79,18 @@ def test_an_unactivated_item_asks_to_sign_in_and_refuses_writes_in_words(api, ow
         page = text_of(api.get(finder.landing))
         assert 'name="body"' not in page  # no comment form, the activation section instead
         fields = form_fields(api.get(finder.landing))
-        response = api.post(f"{finder.landing}/comments", data={**fields, "body": "Hi"})
-        assert response.status_code == 400
-        assert words in errors_of(response)[0]
-        response = api.post(
-            f"{finder.landing}/stops", data={**fields, "latitude": "1", "longitude": "2"}
-        )
-        assert response.status_code == 400
-        assert words in errors_of(response)[0]
-    assert count_rows(TrackableComment) == 0
+        for data in ({"body": "Hi"}, {"latitude": "1", "longitude": "2"}):
+            response = api.post(f"{finder.landing}/find", data={**fields, **data})
+            assert response.status_code == 400
+            assert words in errors_of(response)[0]
+    assert count_rows(TrackableComment) == count_rows(JourneyStop) == 0
 
 
 def test_an_ended_session_refuses_a_write_in_words(api, finder):
     fields = form_fields(api.get(finder.landing))
     db.session.execute(TrackableAccessSession.__table__.delete())
     db.session.commit()
-    response = api.post(f"{finder.landing}/comments", data={**fields, "body": "Late"})
+    response = api.post(f"{finder.landing}/find", data={**fields, "body": "Late"})
     assert response.status_code == 403
     assert errors_of(response) == [
         "This device no longer holds this trackable. Scan its QR code or enter its secret "
@@ -242,7 +106,7 @@ def test_an_ended_session_on_a_hidden_item_is_a_404_page(api, owner):
     fields = form_fields(api.get(finder.landing))
     db.session.execute(TrackableAccessSession.__table__.delete())
     db.session.commit()
-    response = api.post(f"{finder.landing}/comments", data={**fields, "body": "Late"})
+    response = api.post(f"{finder.landing}/find", data={**fields, "body": "Late"})
     assert response.status_code == 404
     assert "Trackable not found" in text_of(response)
 
@@ -345,7 +209,7 @@ def test_ending_the_session_removes_the_trackable_from_this_device(api, finder):
 # --- CSRF ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("form", ["comments", "stops", "activate", "end"])
+@pytest.mark.parametrize("form", ["find", "activate", "end"])
 @pytest.mark.parametrize("token", [None, "forged", "other-session"])
 def test_a_form_without_a_valid_csrf_token_is_refused_and_nothing_happens(
     api, app, finder, form, token

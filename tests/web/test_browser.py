@@ -1,7 +1,8 @@
 """The finder's journey in a real headless Chromium (Debian's /usr/bin/chromium, driven by
 Playwright; no browser is ever downloaded) against the app served on a free port over the
-test database: scan the QR URL, land on the active page, post a comment and a journey
-stop from a faked geolocation, see both on the public page. Phone-sized screenshots of
+test database: scan the QR URL, land on the active page, log a find (a comment and a
+journey stop from a faked geolocation, or typed in DMS) in one submit, see both on the
+public page. Phone-sized screenshots of
 each page are saved into docs/screenshots/ (linked from the README).
 
 Without /usr/bin/chromium these tests skip, saying why; with REQUIRE_BROWSER_TESTS=1
@@ -13,15 +14,18 @@ import os
 import re
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 from werkzeug.serving import make_server
 
-from app.models.trackable import TrackableVisibility
-from tests.factories import codes_of, make_trackable, make_user
+from app.extensions import db
+from app.models.trackable import JourneyStop, TrackableComment, TrackableVisibility
+from tests.factories import codes_of, count_rows, make_trackable, make_user
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -154,22 +158,19 @@ def test_a_finder_scans_comments_adds_a_stop_and_sees_them_on_the_public_page(
     assert page.locator("h1").inner_text() == "Blue bug"
     seen.append(page.content())
 
-    # A comment.
-    page.fill("#comment-name", "Kim")
-    page.fill("#comment-body", "Found it on a bench by the lake.")
-    page.click("text=Post comment")
-    assert page.locator("p.notice").inner_text() == "Your comment was posted."
-    seen.append(page.content())
-
-    # A journey stop from the browser's (faked) location: the script's button fills it in.
+    # One find: a comment and the browser's (faked) location, filled in by the script.
+    page.fill("#find-name", "Kim")
+    page.fill("#find-body", "Found it on a bench by the lake.")
     page.click("text=Use my location")
-    page.wait_for_function("() => document.querySelector('#stop-latitude').value !== ''")
-    assert float(page.input_value("#stop-latitude")) == pytest.approx(47.3769, abs=1e-4)
-    assert float(page.input_value("#stop-longitude")) == pytest.approx(8.5417, abs=1e-4)
-    page.fill("#stop-name", "Kim")
-    page.click("text=Add stop")
-    assert page.locator("p.notice").inner_text() == "The journey stop was added."
-    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_function("() => document.querySelector('#find-latitude').value !== ''")
+    assert float(page.input_value("#find-latitude")) == pytest.approx(47.3769, abs=1e-4)
+    assert float(page.input_value("#find-longitude")) == pytest.approx(8.5417, abs=1e-4)
+    page.click("button:has-text('Send')")
+    assert (
+        page.locator("#find p.notice").inner_text()
+        == "Your comment and the journey stop were posted."
+    )
+    seen.append(page.content())
     screenshot(page, "active-page.png")
 
     # Both show on the public page, the stop on the map and in the list.
@@ -201,9 +202,50 @@ def test_a_finder_scans_comments_adds_a_stop_and_sees_them_on_the_public_page(
         assert token not in html
 
 
-def test_without_javascript_a_typed_stop_works_too(app, live_server, chromium_path, tmp_path):
+SLOW_POST = 0.5  # seconds a form post waits before it is handled
+
+
+def slow_posts(app: Any, monkeypatch: Any) -> list[str]:
+    """Form posts answered after SLOW_POST seconds (a slow network): a second press
+    leaves while the first is still on its way. The paths received, in order."""
+    received: list[str] = []
+    handle = app.wsgi_app
+
+    def slow(environ: dict[str, Any], start_response: Any) -> Any:
+        if environ["REQUEST_METHOD"] == "POST":
+            received.append(environ["PATH_INFO"])
+            time.sleep(SLOW_POST)
+        return handle(environ, start_response)
+
+    monkeypatch.setattr(app, "wsgi_app", slow)
+    return received
+
+
+@pytest.mark.parametrize("javascript", [True, False])
+@pytest.mark.parametrize(
+    ("locale", "texts"),
+    [
+        ("en-GB", ("Send", "Your comment and the journey stop were posted.", "See your comment")),
+        (
+            "de-DE",
+            (
+                "Absenden",
+                "Dein Kommentar und die Reisestation wurden veröffentlicht.",
+                "Deinen Kommentar",
+            ),
+        ),
+    ],
+)
+def test_a_find_in_dms_pressed_twice_writes_once_and_links_to_the_highlighted_entry(
+    app, live_server, chromium_path, tmp_path, monkeypatch, javascript, locale, texts
+):
+    """Issue 26, points 2 and 8: one submit with a comment and a position in DMS, pressed
+    twice; the notice where the finder is looking; its link opens the public page on the
+    new entry, highlighted; one comment and one stop written."""
     from playwright.sync_api import sync_playwright
 
+    send, posted, link = texts
+    received = slow_posts(app, monkeypatch)
     trackable = make_trackable(make_user("olga"), name="Red kayak paddle")
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
@@ -212,18 +254,51 @@ def test_without_javascript_a_typed_stop_works_too(app, live_server, chromium_pa
             headless=True,
             args=CHROMIUM_FLAGS,
             viewport=PHONE,
-            java_script_enabled=False,
+            locale=locale,
+            timezone_id="America/New_York",
+            java_script_enabled=javascript,
         )
         try:
             page = context.new_page()
             page.goto(f"{live_server}/trackable/{codes_of(trackable)[1]}")
-            assert page.locator("text=Use my location").count() == 0  # the script adds it
-            page.fill("#stop-latitude", "48,1374")
-            page.fill("#stop-longitude", "11.5755")
-            page.click("text=Add stop")
-            assert page.locator("p.notice").inner_text() == "The journey stop was added."
-            page.goto(f"{live_server}/en/trackables/{trackable.public_code}")
-            assert "48.1374, 11.5755" in page.locator("#journey").inner_text()
+            assert (page.locator("button.locate").count() == 1) is javascript
+            page.fill("#find-body", "Under the bridge.")
+            page.fill("#find-latitude", "48°8'14.6\"N")
+            page.fill("#find-longitude", "E 11 34 31.8")
+            # Pressed twice, the second time while the first is still on its way.
+            page.focus(f"button:has-text('{send}')")
+            page.keyboard.press("Enter")
+            page.wait_for_timeout(150)
+            page.keyboard.press("Enter")
+            notice = page.locator("#find p.notice")
+            notice.wait_for()
+            assert notice.inner_text() == posted
+            assert page.url.endswith("#find")
+            box = notice.bounding_box()
+            assert box is not None
+            assert box["y"] >= 0
+            assert box["y"] + box["height"] <= PHONE["height"]
+            page.wait_for_timeout(SLOW_POST * 1000)
+            assert len(received) == 2  # both reached the server
+            db.session.rollback()  # read what the server committed
+            assert count_rows(TrackableComment) == count_rows(JourneyStop) == 1
+
+            page.click(f"a:has-text('{link}')")
+            comment = db.session.scalars(select(TrackableComment)).one()
+            assert page.url.endswith(f"#comment-{comment.id}")
+            target = page.locator(":target")
+            assert target.get_attribute("id") == f"comment-{comment.id}"
+            assert "Under the bridge." in target.inner_text()
+            outline = target.evaluate("element => getComputedStyle(element).outlineStyle")
+            assert outline == "solid"  # highlighted
+            stop = page.locator(f"#stop-{db.session.scalars(select(JourneyStop)).one().id}")
+            assert "48.1374, 11.5755" in stop.inner_text()
+            written = page.locator(f"#comment-{comment.id} time")
+            if javascript:  # the reader's zone (New York), the UTC text kept as its title
+                assert "UTC" not in written.inner_text()
+                assert written.get_attribute("title").endswith("UTC")
+            else:
+                assert written.inner_text().endswith("UTC")
         finally:
             context.close()
 

@@ -87,7 +87,7 @@ def titles(root: ET.Element) -> list[str]:
 
 def test_a_trackable_feed_holds_its_stops_comments_and_activation(api, trackable, finder):
     record(trackable, 47.3769, 8.5417, "Ann")
-    assert finder.post("comments", {"body": "Found it by the lake"}).status_code == 303
+    assert finder.post("find", {"body": "Found it by the lake"}).status_code == 303
     response = api.get(f"/en/trackables/{trackable.public_code}/feed.atom")
     root = parsed(response)
     assert root.findtext("a:title", "", NS) == "Blue bug"

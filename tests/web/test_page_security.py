@@ -15,16 +15,15 @@ from tests.web.conftest import Finder, form_fields, text_of
 def every_page(api, finder: Finder) -> list:
     """One response of each kind of page, in both languages, with a stop and a comment."""
     responses = [finder.scan()]
-    finder.post("comments", {"body": "Hi"})
-    finder.post("stops", {"latitude": "47.37", "longitude": "8.54"})
+    finder.post("find", {"body": "Hi", "latitude": "47.37", "longitude": "8.54"})
     for lang in ("en", "de"):
         localized = Finder(api, finder.trackable, lang=lang)
         responses += [
             api.get(localized.public),
             api.get(localized.landing),
-            localized.post("comments", {"body": ""}),
-            localized.post("stops", {"latitude": "x", "longitude": "y"}),
-            api.post(f"{localized.landing}/comments", data={"body": "no token"}),
+            localized.post("find", {"body": ""}),
+            localized.post("find", {"latitude": "x", "longitude": "y"}),
+            api.post(f"{localized.landing}/find", data={"body": "no token"}),
             api.get(f"/{lang}/trackables/LN-ZZZZZZ"),
         ]
     responses.append(finder.post("end", {}))

@@ -158,13 +158,13 @@ def test_a_private_note_at_a_stop_shows_its_point_not_its_content(api, trackable
 
 def test_comments_are_listed_newest_first(api, finder):
     for body in ("First find", "Second find"):
-        assert finder.post("comments", {"body": body}).status_code == 303
+        assert finder.post("find", {"body": body}).status_code == 303
     page = text_of(api.get(finder.public))
     assert page.index("Second find") < page.index("First find")
 
 
 def test_comment_text_is_escaped(api, finder):
-    finder.post("comments", {"body": "<script>alert(1)</script>"})
+    finder.post("find", {"body": "<script>alert(1)</script>"})
     page = text_of(api.get(finder.public))
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
