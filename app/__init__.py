@@ -93,6 +93,7 @@ def register_area_hooks(app: Flask) -> None:
         notes,
         teams,
         trackables,
+        webhooks,
     )
     from app.services.shared import budgets
 
@@ -115,23 +116,30 @@ def register_area_hooks(app: Flask) -> None:
             images.delete_account_images,
             budgets.delete_account_spends,  # what it counted against its budgets
             events.delete_account_notifications,  # the inbox
+            webhooks.delete_account_webhooks,  # its subscriptions, personal and team
             identity.remove_identity_data,  # tokens, codes: last
         ),
-        parent_removals=(images.remove_children_images,),  # a parent's images and files
+        parent_removals=(
+            images.remove_children_images,  # a parent's images and files
+            webhooks.remove_team_webhooks,  # a team's subscriptions
+        ),
+        event_listeners=(webhooks.on_event,),  # deliveries of what the inbox heard
     )
 
 
 def register_job_kinds(app: Flask) -> None:
     """Every kind of background job a worker runs (app.platform.jobs), by area."""
     from app.platform.jobs import install_job_kinds
-    from app.services import events, identity
+    from app.services import events, identity, webhooks
 
     install_job_kinds(
         app,
         (
             *identity.JOB_KINDS,  # account mail
             *events.JOB_KINDS,  # an event's fan-out to inboxes
+            *webhooks.JOB_KINDS,  # webhook deliveries, and the mail of one switched off
         ),
+        clean_ups=(webhooks.remove_old_deliveries,),  # deliveries kept 30 days
     )
 
 
