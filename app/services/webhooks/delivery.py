@@ -53,6 +53,7 @@ DELIVER = "webhooks.deliver"
 DISABLED_MAIL = "webhooks.disabled_mail"
 TEST_EVENT = "webhook.test"
 RETRY_WINDOW = timedelta(days=1)
+MAX_TRIES = 16  # the back-off reaches a day after about 14 (with the jitter's mean)
 DELIVERY_ORDER = Order(WebhookDelivery.created_utc.desc(), WebhookDelivery.id.desc())
 
 
@@ -205,7 +206,7 @@ def _after_failure(
         enqueue(DISABLED_MAIL, {"webhookId": str(subscription.id)})
         return
     delay = DELIVER_KIND.retry_delay(delivery.attempt_count)
-    if now + delay > delivery.retry_until_utc:
+    if delivery.attempt_count >= MAX_TRIES or now + delay > delivery.retry_until_utc:
         delivery.state = DeliveryState.FAILED
         return
     enqueue(DELIVER, {"deliveryId": str(delivery.id)}, delay=delay)
