@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests.api.notifications.conftest import world  # noqa: F401 - its fixture, shared here
 from tests.jobs import run_jobs
 
 HUGE_BYTES = 8 * 1024 * 1024

@@ -32,7 +32,8 @@ def test_creating_answers_201_with_the_secret_once(api):
     created = subscribe(api, ada, URL, eventTypes=["trackable.activated"])
     assert created["secret"].startswith("whsec_")
     assert created["eventTypes"] == ["trackable.activated"]
-    assert created["isEnabled"] is True and created["teamId"] is None
+    assert created["isEnabled"] is True
+    assert created["teamId"] is None
     read = api.as_user(ada).get(f"/api/webhooks/{created['webhookId']}").get_json()
     assert "secret" not in read
     listed = api.as_user(ada).get("/api/webhooks").get_json()
@@ -117,8 +118,10 @@ def test_patch_changes_only_what_is_sent_and_delete_removes(api):
     changed = api.as_user(ada).open("PATCH", f"/api/webhooks/{hook}", json={"isEnabled": False})
     assert changed.status_code == 200
     body = changed.get_json()
-    assert body["isEnabled"] is False and body["disabledReason"] == "owner"
-    assert body["eventTypes"] == ["trackable.activated"] and body["url"] == URL
+    assert body["isEnabled"] is False
+    assert body["disabledReason"] == "owner"
+    assert body["eventTypes"] == ["trackable.activated"]
+    assert body["url"] == URL
     assert api.as_user(ada).delete(f"/api/webhooks/{hook}").status_code == 204
     problem(api.as_user(ada).get(f"/api/webhooks/{hook}"), 404, "webhook_not_found")
 
@@ -150,7 +153,8 @@ def test_the_list_is_paged(api):
     assert len(first.get_json()) == 2
     link = first.headers["Link"]
     following = api.as_user(ada).get(link[1 : link.index(">")])
-    assert len(following.get_json()) == 1 and "Link" not in following.headers
+    assert len(following.get_json()) == 1
+    assert "Link" not in following.headers
 
 
 @pytest.mark.slow
