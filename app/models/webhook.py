@@ -89,7 +89,6 @@ class WebhookDelivery(Base):
         order_by="WebhookAttempt.attempted_utc",
         cascade="all, delete-orphan",
         passive_deletes=True,
-        lazy="selectin",
     )
 
 

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, delete, or_, select
+from sqlalchemy.orm import selectinload
 
 from app.auth import Viewer
 from app.errors import Conflict, NotFound
@@ -259,7 +260,11 @@ def list_deliveries(
 ) -> Listing[WebhookDelivery]:
     """A subscription's deliveries, newest first, each with its tries."""
     subscription = policy.get_manageable(viewer, webhook_id)
-    query = select(WebhookDelivery).where(WebhookDelivery.subscription_id == subscription.id)
+    query = (
+        select(WebhookDelivery)
+        .where(WebhookDelivery.subscription_id == subscription.id)
+        .options(selectinload(WebhookDelivery.attempts))
+    )
     return read_list(query, DELIVERY_ORDER, page=page, cap=cap, scalars=True)
 
 
