@@ -88,6 +88,7 @@ def test_the_factory_lists_every_area_clean_up_in_order(app):
         notes,
         teams,
         trackables,
+        webhooks,
     )
     from app.services.shared import budgets
 
@@ -100,6 +101,7 @@ def test_the_factory_lists_every_area_clean_up_in_order(app):
         images.delete_account_images,
         budgets.delete_account_spends,
         events.delete_account_notifications,
+        webhooks.delete_account_webhooks,
         identity.remove_identity_data,
     ]
 
