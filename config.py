@@ -16,7 +16,7 @@ INSTANCE_DIR = BASE_DIR / "instance"
 # Development defaults for secrets. The factory refuses to start with any of them outside
 # development and tests (see app.check_production_secrets).
 DEV_SECRET = "development-only-secret-refused-in-production"  # noqa: S105 - a marker, refused in production
-SECRET_SETTINGS = ("SECRET_KEY", "JWT_SECRET_KEY", "TRACKABLE_CODE_KEY")
+SECRET_SETTINGS = ("SECRET_KEY", "JWT_SECRET_KEY", "TRACKABLE_CODE_KEY", "WEBHOOK_SECRETS_KEY")
 
 
 def env_str(name: str, default: str) -> str:
@@ -64,6 +64,10 @@ class Config:
     SECRET_KEY = env_str("SECRET_KEY", DEV_SECRET)
     JWT_SECRET_KEY = env_str("JWT_SECRET_KEY", DEV_SECRET)
     TRACKABLE_CODE_KEY = env_str("TRACKABLE_CODE_KEY", DEV_SECRET)
+    # Encrypts webhook signing secrets at rest (services.webhooks.signing); a key of its
+    # own, so a leaked SECRET_KEY does not also reveal them. Changing it makes the stored
+    # secrets unreadable: rotate every subscription's secret afterwards.
+    WEBHOOK_SECRETS_KEY = env_str("WEBHOOK_SECRETS_KEY", DEV_SECRET)
     # The code keys this one replaced, oldest first (comma-separated): kept for the codes
     # stored under them (`flask trackables rotate-code-key`, app.services.trackables).
     TRACKABLE_CODE_KEYS_PREVIOUS = env_list("TRACKABLE_CODE_KEYS_PREVIOUS")
@@ -315,6 +319,18 @@ class Config:
     LINK_DESCRIPTION_MAX_LENGTH = env_int("LINK_DESCRIPTION_MAX_LENGTH", 200)  # page title cap
     # Each verification makes outbound requests; per client IP, Flask-Limiter notation.
     RATE_LIMIT_LINK_VERIFY = env_str("RATE_LIMIT_LINK_VERIFY", "30 per minute")
+
+    # Webhooks (issue 25; docs/contract-notes.md, Webhooks). Deliveries go out under the
+    # outbound rules above (checked addresses), with their own budget and answer cap.
+    WEBHOOKS_PER_OWNER = env_int("WEBHOOKS_PER_OWNER", 20)  # per user, and per team
+    WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 5.0)
+    WEBHOOK_RESPONSE_MAX_BYTES = env_int("WEBHOOK_RESPONSE_MAX_BYTES", 4096)
+    WEBHOOK_ALLOWED_PORTS = [int(p) for p in env_list("WEBHOOK_ALLOWED_PORTS", "80,443")]
+    WEBHOOK_DELIVERIES_KEEP_DAYS = env_int("WEBHOOK_DELIVERIES_KEEP_DAYS", 30)
+    WEBHOOK_DISABLE_AFTER_DAYS = env_float("WEBHOOK_DISABLE_AFTER_DAYS", 3.0)  # failing
+    WEBHOOK_SECRET_OVERLAP_HOURS = env_float("WEBHOOK_SECRET_OVERLAP_HOURS", 24.0)
+    # Test rigs only (a receiver on 127.0.0.1); a production start refuses it.
+    WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", False)
 
     # Compliance (contract: Compliance; docs/contract-notes.md, Compliance)
     # Reports and error posts per client IP (Flask-Limiter notation), signed in or not.

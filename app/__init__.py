@@ -93,6 +93,7 @@ def register_area_hooks(app: Flask) -> None:
         notes,
         teams,
         trackables,
+        webhooks,
     )
     from app.services.shared import budgets
 
@@ -117,11 +118,16 @@ def register_area_hooks(app: Flask) -> None:
             events.delete_account_mail,  # mail settings, pending mail and digest
             events.delete_account_notifications,  # the inbox
             events.delete_account_area_watches,
+            webhooks.delete_account_webhooks,  # its subscriptions, personal and team
             identity.remove_identity_data,  # tokens, codes: last
         ),
-        parent_removals=(images.remove_children_images,),  # a parent's images and files
+        parent_removals=(
+            images.remove_children_images,  # a parent's images and files
+            webhooks.remove_team_webhooks,  # a team's subscriptions
+        ),
         event_listeners=(
             events.mail_notifications,  # queues mail as each user's setting asks
+            webhooks.on_event,  # deliveries of what the inbox heard
         ),
     )
 
@@ -129,7 +135,7 @@ def register_area_hooks(app: Flask) -> None:
 def register_job_kinds(app: Flask) -> None:
     """Every kind of background job a worker runs (app.platform.jobs), by area."""
     from app.platform.jobs import install_job_kinds
-    from app.services import events, identity
+    from app.services import events, identity, webhooks
 
     install_job_kinds(
         app,
@@ -137,7 +143,9 @@ def register_job_kinds(app: Flask) -> None:
             *identity.JOB_KINDS,  # account mail
             *events.JOB_KINDS,  # an event's fan-out to inboxes
             *events.MAIL_JOB_KINDS,  # notification mail: one per notification, daily digests
+            *webhooks.JOB_KINDS,  # webhook deliveries, and the mail of one switched off
         ),
+        clean_ups=(webhooks.remove_old_deliveries,),  # deliveries kept 30 days
     )
 
 

@@ -288,6 +288,22 @@ ERROR_CODES: Mapping[str, ErrorCode] = _entries(
     ("report_not_found", 404, "No such content report, or the caller may not see it."),
     ("error_ticket_not_found", 404, "No error ticket has this number."),
     ("superadmin_required", 403, "Only super-admins may do this."),
+    # --- webhooks ---
+    ("webhook_not_found", 404, "No such webhook, or the caller may not manage it."),
+    ("webhook_delivery_not_found", 404, "The webhook has no delivery with this id."),
+    (
+        "webhook_limit_reached",
+        400,
+        "The user, or the team, has the most webhooks allowed; delete one first.",
+    ),
+    (
+        "webhook_url_not_allowed",
+        400,
+        "The webhook URL is not an http(s) address on an allowed port, or it names an "
+        "address that is not public; `errors.url` says why.",
+    ),
+    ("webhook_disabled", 409, "The webhook is switched off; switch it on first."),
+    ("webhook_delivery_pending", 409, "The delivery is still being tried; wait for its outcome."),
 )
 
 

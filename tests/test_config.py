@@ -36,6 +36,7 @@ PRODUCTION = {
     "SECRET_KEY": STRONG,
     "JWT_SECRET_KEY": STRONG + "j",
     "TRACKABLE_CODE_KEY": STRONG + "t",
+    "WEBHOOK_SECRETS_KEY": STRONG + "w",
     "PUBLIC_BASE_URL": "https://notes.example.org",
     "MAIL_BACKEND": "smtp",
 }
@@ -182,6 +183,7 @@ def test_keys_given_in_the_environment_are_used_and_not_written(tmp_path):
         SECRET_KEY=STRONG,
         JWT_SECRET_KEY=STRONG + "j",
         TRACKABLE_CODE_KEY=STRONG + "t",
+        WEBHOOK_SECRETS_KEY=STRONG + "w",
     )
     assert app.config["SECRET_KEY"] == STRONG
     assert not (tmp_path / "keys.json").exists()

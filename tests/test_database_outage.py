@@ -250,6 +250,7 @@ def test_a_worker_killed_mid_request_leaves_nothing_half_written(app, postgresql
         "SECRET_KEY": key,
         "JWT_SECRET_KEY": key,
         "TRACKABLE_CODE_KEY": key,
+        "WEBHOOK_SECRETS_KEY": key,
         "WEB_CONCURRENCY": "1",
         "PORT": str(port),
         "LOG_LEVEL": "WARNING",

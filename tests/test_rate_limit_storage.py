@@ -106,6 +106,7 @@ def serve(app, database_url, tmp_path) -> Iterator:
                 "SECRET_KEY": key,
                 "JWT_SECRET_KEY": key,
                 "TRACKABLE_CODE_KEY": key,
+                "WEBHOOK_SECRETS_KEY": key,
                 "RATELIMIT_STORAGE_URI": "database://",
                 "RATE_LIMIT_LOGIN": f"{LIMIT} per minute",
                 "WEB_CONCURRENCY": str(workers),

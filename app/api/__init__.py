@@ -23,6 +23,8 @@ def register_blueprints(app: Flask) -> None:
     from app.api.teams import blp as teams_blp
     from app.api.trackables import blp as trackables_blp
     from app.api.watches import blp as watches_blp
+    from app.api.webhooks import blp as webhooks_blp
+    from app.api.webhooks.documentation import document_webhooks
 
     api.init_app(app)
     for blueprint in (
@@ -36,8 +38,10 @@ def register_blueprints(app: Flask) -> None:
         trackables_blp,
         notifications_blp,
         watches_blp,
+        webhooks_blp,
         compliance_blp,
         images_blp,
         sync_blp,
     ):
         api.register_blueprint(blueprint)
+    document_webhooks(api.spec)

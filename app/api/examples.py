@@ -725,6 +725,95 @@ NOTIFICATIONS = {
     "MarkRead": {"upTo": NOTIFICATION_ID},
     "NotificationSettings": {"mail": "daily", "language": "de"},
     "NotificationSettingsUpdate": {"mail": "each"},
+    "AreaWatch": {
+        "areaWatchId": "5e7d1c93-2b4a-4f68-9d0e-3c8b6a1f2e47",
+        "minLatitude": 47.3,
+        "minLongitude": 8.4,
+        "maxLatitude": 47.5,
+        "maxLongitude": 8.7,
+        "contentLanguage": "de",
+        "createdUtc": "2026-11-28T10:00:00.000Z",
+    },
+    "AreaWatchCreate": {
+        "minLatitude": 47.3,
+        "minLongitude": 8.4,
+        "maxLatitude": 47.5,
+        "maxLongitude": 8.7,
+        "contentLanguage": "de",
+    },
+}
+
+
+# --- webhooks --------------------------------------------------------------------------------
+
+WEBHOOK_ID = "0d6f4b3e-5a1c-4e7b-9c2d-8f3a6b1e7c45"
+DELIVERY_ID = "7c2e9a41-3b5d-4f86-a1e0-6d9b2c8f4a17"
+EVENT_ID = "b3a8d1f2-6c4e-4a97-8e25-1f7c9d0b3e68"
+
+WEBHOOK = {
+    "webhookId": WEBHOOK_ID,
+    "url": "https://hooks.example.org/location-notes",
+    "eventTypes": ["trackable.journey_stop.added", "trackable.comment.written"],
+    "isEnabled": True,
+    "teamId": None,
+    "createdUtc": "2026-11-28T10:00:00.000Z",
+    "updatedUtc": "2026-11-28T10:00:00.000Z",
+    "failingSinceUtc": None,
+    "disabledReason": None,
+    "previousSecretExpiresUtc": None,
+}
+
+WEBHOOKS = {
+    "Webhook": WEBHOOK,
+    "WebhookCreated": {**WEBHOOK, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
+    "WebhookCreate": {
+        "url": "https://hooks.example.org/location-notes",
+        "eventTypes": ["trackable.journey_stop.added", "trackable.comment.written"],
+    },
+    "WebhookUpdate": {"isEnabled": True},
+    "WebhookDelivery": {
+        "deliveryId": DELIVERY_ID,
+        "eventType": "trackable.journey_stop.added",
+        "eventId": EVENT_ID,
+        "state": "succeeded",
+        "createdUtc": "2026-11-28T10:05:00.000Z",
+        "attemptCount": 2,
+        "attempts": [
+            {
+                "attemptedUtc": "2026-11-28T10:05:01.000Z",
+                "succeeded": False,
+                "statusCode": 503,
+                "latencyMs": 41,
+                "responseExcerpt": "Service Unavailable",
+                "error": "The endpoint answered HTTP 503.",
+            },
+            {
+                "attemptedUtc": "2026-11-28T10:05:40.000Z",
+                "succeeded": True,
+                "statusCode": 204,
+                "latencyMs": 18,
+                "responseExcerpt": "",
+                "error": None,
+            },
+        ],
+    },
+    "WebhookPayload": {
+        "type": "trackable.journey_stop.added",
+        "timestamp": "2026-11-28T10:05:00.000Z",
+        "data": {
+            "eventId": EVENT_ID,
+            "trackableId": TRACKABLE_ID,
+            "groupId": GROUP_ID,
+            "publicCode": PUBLIC_CODE,
+            "name": "Red kayak paddle",
+            "stopId": STOP_ID,
+        },
+    },
+    "WebhookTestPayload": {
+        "type": "webhook.test",
+        "timestamp": "2026-11-28T10:05:00.000Z",
+        "data": {"webhookId": WEBHOOK_ID},
+    },
 }
 
 
@@ -757,6 +846,7 @@ SCHEMAS: dict[str, Any] = {
     **TRACKABLES,
     **COMPLIANCE,
     **NOTIFICATIONS,
+    **WEBHOOKS,
     **COMPONENTS,
 }
 

@@ -12,6 +12,8 @@ docs/contract-notes.md (External links). In short:
   `max_redirects` of them;
 - one time budget covers the whole fetch, and the body is read only up to the end of the
   page title (or `max_bytes`).
+
+`post` sends a webhook delivery under the same rules; it never follows a redirect.
 """
 
 from __future__ import annotations
@@ -305,17 +307,30 @@ def _header_text(value: str) -> str:
 def _get(
     session: requests.Session, target: Target, settings: OutboundSettings, deadline: float
 ) -> requests.Response:
+    headers = {
+        "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
+        "Accept-Encoding": "identity",  # the byte cap then counts what the server sends
+    }
+    return _send(session, "GET", target, settings, deadline, headers=headers)
+
+
+def _send(
+    session: requests.Session,
+    method: str,
+    target: Target,
+    settings: OutboundSettings,
+    deadline: float,
+    *,
+    headers: Mapping[str, str],
+    data: bytes | None = None,
+) -> requests.Response:
+    """One request to the checked addresses of `target` (never a redirect followed)."""
     addresses = checked_addresses(target, settings)
     session.trust_env = False  # no proxies, .netrc or CA overrides from the environment
     adapter = PinnedHostAdapter(None if target.address else target.host)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
-    headers = {
-        "Host": target.netloc,
-        "User-Agent": settings.user_agent,
-        "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
-        "Accept-Encoding": "identity",  # the byte cap then counts what the server sends
-    }
+    sent = {"Host": target.netloc, "User-Agent": settings.user_agent, **headers}
     for address in addresses[:MAX_ADDRESSES_TRIED]:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -323,9 +338,11 @@ def _get(
         host = f"[{address.compressed}]" if address.version == 6 else str(address)
         pinned = f"{target.scheme}://{host}:{target.port}{target.path}"
         try:
-            return session.get(
+            return session.request(
+                method,
                 pinned,
-                headers=headers,
+                headers=sent,
+                data=data,
                 allow_redirects=False,
                 stream=True,
                 timeout=(remaining, remaining),
@@ -342,6 +359,50 @@ def _get(
     if time.monotonic() >= deadline:
         raise FetchFailed("The linked page took too long to answer.")
     raise FetchFailed("The linked site could not be reached.")
+
+
+# --- posting (webhook deliveries) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Posted:
+    """What an endpoint answered a POST: its status (any, 3xx included: redirects are not
+    followed), the start of its body (at most `max_bytes`) and how long it took."""
+
+    status: int
+    body: bytes
+    latency_ms: int
+
+
+def post(url: str, body: bytes, headers: Mapping[str, str], settings: OutboundSettings) -> Posted:
+    """POST `body` to `url` under the same rules as a fetch (checked and pinned addresses,
+    one time budget), without following a redirect: a 3xx is the endpoint's answer. Reads
+    at most `settings.max_bytes` of the answer. Raises OutboundError when no answer came."""
+    started = time.monotonic()
+    deadline = started + settings.timeout_seconds
+    target = parse_target(url, settings)
+    with (
+        requests.Session() as session,
+        _send(session, "POST", target, settings, deadline, headers=headers, data=body) as answer,
+    ):
+        status = answer.status_code
+        read = _read_capped(answer, settings.max_bytes, deadline)
+    return Posted(status, read, int((time.monotonic() - started) * 1000))
+
+
+def _read_capped(response: requests.Response, limit: int, deadline: float) -> bytes:
+    """At most `limit` bytes of the body, within the deadline; what arrived before a stall
+    or a break is kept."""
+    buffer = bytearray()
+    try:
+        while len(buffer) < limit and time.monotonic() < deadline:
+            chunk = response.raw.read1(min(CHUNK_BYTES, limit - len(buffer)))
+            if not chunk:
+                break
+            buffer += chunk
+    except (urllib3.exceptions.HTTPError, OSError):
+        pass
+    return bytes(buffer[:limit])
 
 
 def _read_page(

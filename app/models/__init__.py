@@ -28,6 +28,7 @@ from app.models.trackable import (
     note_trackables,
 )
 from app.models.user import User
+from app.models.webhook import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 __all__ = [
     "SEARCH_CONFIGS",
@@ -69,5 +70,8 @@ __all__ = [
     "TrackableUnlock",
     "TrackableWatch",
     "User",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookSubscription",
     "note_trackables",
 ]

@@ -30,6 +30,7 @@ def production_problems(config: Mapping[str, Any]) -> list[str]:
         *_base_url_problems(config),
         *_mail_problems(config),
         *_limiter_problems(config),
+        *_webhook_problems(config),
     ]
 
 
@@ -118,4 +119,13 @@ def _limiter_problems(config: Mapping[str, Any]) -> list[str]:
         f"RATELIMIT_STORAGE_URI={storage} counts in each process's memory: with several "
         "workers or instances every limit is multiplied; use the database (the default) "
         "or redis://."
+    ]
+
+
+def _webhook_problems(config: Mapping[str, Any]) -> list[str]:
+    if not config.get("WEBHOOKS_ALLOW_LOOPBACK"):
+        return []
+    return [
+        "WEBHOOKS_ALLOW_LOOPBACK lets anyone with an account make this server post to its "
+        "own loopback services (tests only); leave it unset."
     ]

@@ -256,6 +256,17 @@ MATRIX: dict[str, dict[str, str]] = {
     "DELETE /api/watches/areas/{areaWatchId}": {"-": "401 204 404 404 404 404 401 404"},
     "GET /api/notifications/settings": {"-": "401 200 200 200 200 200 401 200"},
     "PUT /api/notifications/settings": {"-": "401 200 200 200 200 200 401 200"},
+    "POST /api/webhooks": {"-": "401 201 201 201 201 201 401 201"},
+    "GET /api/webhooks": {"-": "401 200 200 200 200 200 401 200"},
+    "GET /api/webhooks/{webhookId}": {"-": "401 200 404 404 404 404 401 404"},
+    "PATCH /api/webhooks/{webhookId}": {"-": "401 200 404 404 404 404 401 404"},
+    "DELETE /api/webhooks/{webhookId}": {"-": "401 204 404 404 404 404 401 404"},
+    "GET /api/webhooks/{webhookId}/deliveries": {"-": "401 200 404 404 404 404 401 404"},
+    "POST /api/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver": {
+        "-": "401 202 404 404 404 404 401 404"
+    },
+    "POST /api/webhooks/{webhookId}/test": {"-": "401 202 404 404 404 404 401 404"},
+    "POST /api/webhooks/{webhookId}/secret/rotate": {"-": "401 200 404 404 404 404 401 404"},
     "POST /api/trackables/lookup": {"-": "200 200 200 200 200 200 200 200"},
     "GET /api/trackables/lookup": {"-": "200 200 200 200 200 200 200 200"},
     "GET /api/trackables/active": {"-": "200- 200- 200- 200- 200- 200- 200+ 200-"},

@@ -234,6 +234,20 @@ CALLS: dict[str, Call] = {
     ),
     "GET /api/notifications/settings": Call(),
     "PUT /api/notifications/settings": Call(json={"mail": "each"}),
+    # webhooks: the owner's own; no one else may see it (404), super-admins included
+    "POST /api/webhooks": Call(json={"url": "https://hooks.example.org/new"}),
+    "GET /api/webhooks": Call(),
+    "GET /api/webhooks/{webhookId}": Call(path={"webhookId": "webhook"}),
+    "PATCH /api/webhooks/{webhookId}": Call(
+        path={"webhookId": "webhook"}, json={"isEnabled": True}
+    ),
+    "DELETE /api/webhooks/{webhookId}": Call(path={"webhookId": "webhook"}, destructive=True),
+    "GET /api/webhooks/{webhookId}/deliveries": Call(path={"webhookId": "webhook"}),
+    "POST /api/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver": Call(
+        path={"webhookId": "webhook", "deliveryId": "webhook_delivery"}, destructive=True
+    ),
+    "POST /api/webhooks/{webhookId}/test": Call(path={"webhookId": "webhook"}),
+    "POST /api/webhooks/{webhookId}/secret/rotate": Call(path={"webhookId": "webhook"}),
     "POST /api/trackables/lookup": Call(json=lambda w, c: {"code": w.secrets["trackable"]}),
     "GET /api/trackables/lookup": Call(query=lambda w, c: {"code": w.secrets["trackable"]}),
     "GET /api/trackables/active": Call(shows="gate"),

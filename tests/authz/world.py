@@ -16,6 +16,7 @@ the personal and team notes and to every team of the world.
 from __future__ import annotations
 
 import io
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -136,6 +137,26 @@ class World:
         )
         assert response.status_code == 201, response.get_data(as_text=True)
         self.ids["area_watch"] = response.get_json()["areaWatchId"]
+
+    def _make_webhook(self) -> None:
+        body = {"url": "https://hooks.example.org/world"}
+        response = self.request("owner", "POST", "/api/webhooks", json=body)
+        assert response.status_code == 201, response.get_data(as_text=True)
+        self.ids["webhook"] = response.get_json()["webhookId"]
+
+    def _make_webhook_delivery(self) -> None:
+        """A settled delivery of the owner's webhook (a failed test message)."""
+        from app.models.webhook import DeliveryState, WebhookDelivery
+
+        url = f"/api/webhooks/{self.lazy('webhook')}/test"
+        response = self.request("owner", "POST", url)
+        assert response.status_code == 202, response.get_data(as_text=True)
+        delivery_id = response.get_json()["deliveryId"]
+        with self.app.app_context():
+            delivery = db.session.get(WebhookDelivery, uuid.UUID(delivery_id))
+            delivery.state = DeliveryState.FAILED
+            db.session.commit()
+        self.ids["webhook_delivery"] = delivery_id
 
     def _make_report(self) -> None:
         from tests.api.compliance.conftest import report_body

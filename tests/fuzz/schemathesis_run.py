@@ -68,6 +68,7 @@ def environment(instance: Path) -> dict[str, str]:
         SECRET_KEY=secrets.token_urlsafe(48),
         JWT_SECRET_KEY=secrets.token_urlsafe(48),
         TRACKABLE_CODE_KEY=secrets.token_urlsafe(48),
+        WEBHOOK_SECRETS_KEY=secrets.token_urlsafe(48),
         MAIL_BACKEND="file",
         LOG_LEVEL="WARNING",
         IMAGE_ROOT=str(instance / "images"),

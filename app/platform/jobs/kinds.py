@@ -11,7 +11,7 @@ import random
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask import Flask, current_app
@@ -93,8 +93,23 @@ class Registry:
         return Registry([*self._kinds.values(), *kinds])
 
 
-def install_job_kinds(app: Flask, kinds: Iterable[JobKind]) -> None:
+# Run by each worker on its clean-up path (hourly), in an app context; the worker commits.
+# Given the worker's clock and the app's settings; returns how many rows went.
+CleanUp = Callable[[datetime, Mapping[str, Any]], int]
+
+
+def install_job_kinds(
+    app: Flask, kinds: Iterable[JobKind], clean_ups: Iterable[CleanUp] = ()
+) -> None:
+    """`kinds` are the jobs a worker runs; `clean_ups` what it removes now and then beside
+    finished jobs (the areas' records kept for a time, such as webhook deliveries)."""
     app.extensions["job_kinds"] = Registry(kinds)
+    app.extensions["job_clean_ups"] = tuple(clean_ups)
+
+
+def job_clean_ups(app: Flask) -> tuple[CleanUp, ...]:
+    found: tuple[CleanUp, ...] = app.extensions.get("job_clean_ups", ())
+    return found
 
 
 def job_kinds(app: Flask | None = None) -> Registry:

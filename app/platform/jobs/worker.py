@@ -24,7 +24,7 @@ from flask import Flask
 
 from app.models.base import utcnow
 from app.models.job import WORKER_NAME_MAX_LENGTH, JobState
-from app.platform.jobs.kinds import GiveUp, JobKind, Task, job_kinds
+from app.platform.jobs.kinds import GiveUp, JobKind, Task, job_clean_ups, job_kinds
 from app.platform.jobs.queue import (
     DONE,
     RETRIED,
@@ -112,7 +112,8 @@ class Worker:
         return ran
 
     def clean_up(self) -> int:
-        """Delete finished jobs past their keeping time, at most once per CLEAN_UP_EVERY."""
+        """Delete finished jobs past their keeping time, and run the areas' clean-ups
+        (install_job_kinds), at most once per CLEAN_UP_EVERY."""
         now = self.clock()
         if self._cleaned_at is not None and now - self._cleaned_at < CLEAN_UP_EVERY:
             return 0
@@ -126,12 +127,15 @@ class Worker:
                     keep_done=timedelta(hours=float(config["JOBS_KEEP_DONE_HOURS"])),
                     keep_dead=timedelta(days=float(config["JOBS_KEEP_DEAD_DAYS"])),
                 )
+                for tidy in job_clean_ups(self.app):
+                    removed += tidy(now, config)
                 session.commit()
             finally:
                 session.remove()
         self._cleaned_at = now
         if removed:
-            log.info("worker %s removed %d finished job(s)", self.name, removed)
+            log.info("worker %s removed %d finished job(s) and expired record(s)",
+                     self.name, removed)  # fmt: skip
         return removed
 
     def _run(self, session: AnySession, task: Task) -> None:

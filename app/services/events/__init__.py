@@ -11,7 +11,7 @@ from app.services.events.area_watches import (
     delete_area_watch,
     list_area_watches,
 )
-from app.services.events.fanout import JOB_KINDS
+from app.services.events.fanout import JOB_KINDS, may_still_hear
 from app.services.events.inbox import (
     NotificationView,
     delete_account_notifications,
@@ -47,6 +47,7 @@ __all__ = [
     "list_notifications",
     "mail_notifications",
     "mark_read",
+    "may_still_hear",
     "record",
     "record_note_published",
     "record_team",

@@ -88,6 +88,7 @@ def test_the_factory_lists_every_area_clean_up_in_order(app):
         notes,
         teams,
         trackables,
+        webhooks,
     )
     from app.services.shared import budgets
 
@@ -102,6 +103,7 @@ def test_the_factory_lists_every_area_clean_up_in_order(app):
         events.delete_account_mail,
         events.delete_account_notifications,
         events.delete_account_area_watches,
+        webhooks.delete_account_webhooks,
         identity.remove_identity_data,
     ]
 

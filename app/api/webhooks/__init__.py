@@ -1,0 +1,5 @@
+"""Webhooks (issue 25): subscriptions, their deliveries, and the document's `webhooks`."""
+
+from app.api.webhooks.routes import blp
+
+__all__ = ["blp"]

@@ -1,0 +1,107 @@
+"""Hostile endpoints: names that resolve to private addresses (through a stub resolver),
+redirects to them, slow and huge answers. Every connection not to 127.0.0.1 fails the
+test (only_loopback), so a regression can never send traffic elsewhere."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.api.notifications.conftest import World
+from tests.api.webhooks.conftest import HUGE_BYTES, deliveries, subscribe
+from tests.integrations.test_outbound import fake_dns
+from tests.jobs import run_jobs
+
+
+def comment(api: Any, world: World) -> None:
+    url = f"/api/trackables/{world.trackable.id}/comments"
+    assert api.as_user(world.author).post(url, json={"body": "Hi"}).status_code == 201
+
+
+def only_attempt(api: Any, world: World, hook: dict[str, Any]) -> dict[str, Any]:
+    (delivery,) = deliveries(api, world.item_watcher, hook["webhookId"])
+    return delivery["attempts"][0]
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("10.0.0.7", "private"),
+        ("169.254.169.254", "cloud metadata"),
+        ("127.0.0.1", "loopback"),  # the loopback setting is off for this subscription
+        ("::ffff:192.168.1.1", "private, inside an IPv6 address"),
+    ],
+)
+def test_a_name_resolving_to_a_private_address_is_never_connected(
+    app, api, world, receiver, only_loopback, monkeypatch, address, reason
+):
+    app.config["WEBHOOKS_ALLOW_LOOPBACK"] = address != "127.0.0.1"
+    lookups = fake_dns(monkeypatch, {"hooks.example.org": [address]})
+    hook = subscribe(api, world.item_watcher, f"http://hooks.example.org:{receiver.port}/hook")
+    comment(api, world)
+    run_jobs(app)
+    attempt = only_attempt(api, world, hook)
+    assert attempt["succeeded"] is False
+    assert attempt["statusCode"] is None
+    assert reason in attempt["error"]
+    assert lookups == ["hooks.example.org"]
+    assert only_loopback == []
+    assert receiver.received == []
+
+
+def test_a_name_that_rebinds_is_still_checked_at_each_try(
+    app, api, world, receiver, only_loopback, monkeypatch
+):
+    """A name is not resolved at creation (it may move): each try resolves and checks it."""
+    fake_dns(monkeypatch, {"hooks.example.org": ["10.1.2.3"]})
+    hook = subscribe(api, world.item_watcher, f"http://hooks.example.org:{receiver.port}/")
+    comment(api, world)
+    run_jobs(app)
+    assert "private" in only_attempt(api, world, hook)["error"]
+    assert only_loopback == []
+
+
+@pytest.mark.parametrize(
+    "location", ["http://10.0.0.7/admin", "http://169.254.169.254/latest/meta-data/"]
+)
+def test_a_redirect_is_never_followed(app, api, world, receiver, only_loopback, location):
+    receiver.plan.statuses = [307]
+    receiver.plan.location = location
+    hook = subscribe(api, world.item_watcher, receiver.url())
+    comment(api, world)
+    run_jobs(app)
+    attempt = only_attempt(api, world, hook)
+    assert attempt["statusCode"] == 307
+    assert attempt["succeeded"] is False
+    assert len(receiver.received) == 1
+    assert only_loopback == []
+
+
+def test_a_slow_endpoint_fails_within_the_time_limit(app, api, world, receiver, only_loopback):
+    app.config["WEBHOOK_TIMEOUT_SECONDS"] = 0.5
+    receiver.plan.delay_seconds = 2.0
+    hook = subscribe(api, world.item_watcher, receiver.url())
+    comment(api, world)
+    run_jobs(app)
+    attempt = only_attempt(api, world, hook)
+    assert attempt["succeeded"] is False
+    assert "too long" in attempt["error"]
+    assert attempt["latencyMs"] < 1500
+
+
+def test_a_huge_answer_is_read_only_up_to_the_cap(app, api, world, receiver, only_loopback):
+    receiver.plan.huge = True
+    hook = subscribe(api, world.item_watcher, receiver.url())
+    comment(api, world)
+    run_jobs(app)
+    attempt = only_attempt(api, world, hook)
+    assert attempt["succeeded"] is True
+    assert attempt["statusCode"] == 200
+    assert len(attempt["responseExcerpt"]) <= 1000
+    deadline = time.monotonic() + 5
+    while not receiver.huge_bytes_sent and time.monotonic() < deadline:
+        time.sleep(0.05)  # the server notices the closed connection on its next write
+    assert receiver.huge_bytes_sent
+    assert receiver.huge_bytes_sent[0] < HUGE_BYTES
