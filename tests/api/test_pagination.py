@@ -648,6 +648,8 @@ PAGED = {
     "/api/compliance/reports/mine",
     "/api/notifications",  # its walk is in tests/api/notifications/test_inbox.py
     "/api/watches/areas",  # its walk is in tests/api/notifications/test_area_watch_routes.py
+    "/api/webhooks",  # its walk is in tests/api/webhooks/test_subscriptions.py
+    "/api/webhooks/{webhookId}/deliveries",  # tests/api/webhooks/test_delivery.py
 }
 # Public windows keep their cap and are not paged (decisions: Lists).
 WINDOWS = {

@@ -252,3 +252,18 @@ def test_deliveries_are_kept_thirty_days(app, api, world, receiver):
     assert db.session.scalar(select(func.count()).select_from(WebhookDelivery)) == 1
     Worker(app, name="tests", clock=later(24 * 31)).clean_up()
     assert db.session.scalar(select(func.count()).select_from(WebhookDelivery)) == 0
+
+
+def test_the_delivery_list_is_paged_newest_first(app, api, world, receiver):
+    hook = subscribe(api, world.item_watcher, receiver.url())
+    client = api.as_user(world.item_watcher)
+    base = f"/api/webhooks/{hook['webhookId']}"
+    sent = [client.post(f"{base}/test").get_json()["deliveryId"] for _ in range(3)]
+    first = client.get(f"{base}/deliveries?limit=2")
+    assert first.status_code == 200
+    link = first.headers["Link"]
+    following = client.get(link[1 : link.index(">")])
+    assert "Link" not in following.headers
+    listed = [one["deliveryId"] for one in first.get_json() + following.get_json()]
+    assert sorted(listed) == sorted(sent)
+    assert client.get(f"{base}/deliveries?limit=101").status_code == 400
