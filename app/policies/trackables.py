@@ -192,7 +192,8 @@ def _managers(trackable: Trackable) -> set[uuid.UUID]:
         return {trackable.owner_user_id} if trackable.owner_user_id else set()
     members = _members([trackable.team_id])
     admins = _members([trackable.team_id], admins=True)
-    return admins | ({trackable.owner_user_id} & members)
+    activator = {trackable.owner_user_id} if trackable.owner_user_id else set()
+    return admins | (activator & members)
 
 
 def _note_scope_members(trackable_id: uuid.UUID) -> set[uuid.UUID]:

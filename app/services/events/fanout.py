@@ -23,8 +23,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import insert, select
+from sqlalchemy import Table, insert, select
 
 from app.auth import ANONYMOUS
 from app.extensions import db
@@ -39,6 +40,9 @@ from app.platform.jobs import JobKind, Task
 from app.policies import trackables as trackable_policy
 from app.services.events.area_watches import watchers_at
 from app.services.events.recording import FAN_OUT, EventType
+
+# The inbox table itself: its rows are written by plain multi-row INSERTs, not ORM objects.
+INBOX = cast(Table, Notification.__table__)
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ def fan_out(task: Task) -> None:
     ]
     if written:
         db.session.execute(
-            insert(Notification.__table__).execution_options(insertmanyvalues_page_size=5000),
+            insert(INBOX).execution_options(insertmanyvalues_page_size=5000),
             [
                 {
                     "id": row.id,

@@ -52,7 +52,8 @@ def mail_settings_of(user_id: uuid.UUID) -> MailSettings:
 def mail_choices(user_ids: Collection[uuid.UUID]) -> dict[uuid.UUID, MailChoice]:
     """Each of these users' mail choice, for those with a confirmed address (mail never
     goes to an unconfirmed one; the others are left out)."""
-    ordered, found = sorted(user_ids), {}
+    ordered = sorted(user_ids)
+    found: dict[uuid.UUID, MailChoice] = {}
     for start in range(0, len(ordered), IN_CHUNK):
         rows = db.session.execute(
             select(User.id, NotificationSettings.mail)

@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.orm import selectinload
+from sqlalchemy.sql.elements import ColumnElement
 
 from app.auth import Viewer
 from app.errors import Conflict, NotFound
@@ -89,7 +90,7 @@ def on_event(event: Event, written: Sequence[Any]) -> None:
     a personal one when its owner's inbox did (the inbox rows of the event, read by a
     subquery, so thousands of hearers are one statement), a team's for its team's
     events."""
-    hears = []
+    hears: list[ColumnElement[bool]] = []
     if written:
         inbox = select(Notification.user_id).where(Notification.event_id == event.id)
         hears.append(
