@@ -327,9 +327,14 @@ def _send(
     """One request to the checked addresses of `target` (never a redirect followed)."""
     addresses = checked_addresses(target, settings)
     session.trust_env = False  # no proxies, .netrc or CA overrides from the environment
-    adapter = PinnedHostAdapter(None if target.address else target.host)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
+    pinned_name = None if target.address else target.host
+    current = session.get_adapter("https://")
+    if not isinstance(current, PinnedHostAdapter) or current.server_hostname != pinned_name:
+        # A session that sent to this host name before keeps its adapter, and with it the
+        # pool of connections to the addresses checked (a Poster's kept-alive ones).
+        adapter = PinnedHostAdapter(pinned_name)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
     sent = {"Host": target.netloc, "User-Agent": settings.user_agent, **headers}
     for address in addresses[:MAX_ADDRESSES_TRIED]:
         remaining = deadline - time.monotonic()
@@ -388,6 +393,36 @@ def post(url: str, body: bytes, headers: Mapping[str, str], settings: OutboundSe
         status = answer.status_code
         read = _read_capped(answer, settings.max_bytes, deadline)
     return Posted(status, read, int((time.monotonic() - started) * 1000))
+
+
+class Poster:
+    """`post` for many deliveries in a row (a webhook drain): one session, so a connection
+    to an address already checked is kept alive and used again. Every POST is checked as
+    `post` checks it (the URL, the resolution, each address); only the connection is
+    reused, and only to the same checked address and host name. Use it as a context
+    manager: leaving closes the connections."""
+
+    def __init__(self, settings: OutboundSettings) -> None:
+        self.settings = settings
+        self.session = requests.Session()
+
+    def __enter__(self) -> Poster:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.session.close()
+
+    def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Posted:
+        started = time.monotonic()
+        deadline = started + self.settings.timeout_seconds
+        target = parse_target(url, self.settings)
+        sent = {**headers, "Connection": "keep-alive"}
+        with _send(
+            self.session, "POST", target, self.settings, deadline, headers=sent, data=body
+        ) as answer:
+            status = answer.status_code
+            read = _read_capped(answer, self.settings.max_bytes, deadline)
+        return Posted(status, read, int((time.monotonic() - started) * 1000))
 
 
 def _read_capped(response: requests.Response, limit: int, deadline: float) -> bytes:

@@ -56,6 +56,10 @@ class WebhookSubscription(Base):
     disabled_reason: Mapped[str | None] = mapped_column(String(50), default=None)
     created_utc: Mapped[datetime] = mapped_column(default=utcnow)
     updated_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    # The job that sends its due deliveries next (services.webhooks: one per subscription
+    # at a time), and when it is due; None when none waits.
+    drain_job_id: Mapped[uuid.UUID | None] = mapped_column(default=None)
+    drain_due_utc: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class WebhookDelivery(Base):
@@ -84,6 +88,8 @@ class WebhookDelivery(Base):
     last_attempt_utc: Mapped[datetime | None] = mapped_column(default=None)
     # Failed tries are repeated until then (about a day after it was made or redelivered).
     retry_until_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    # When a pending delivery is tried next (None once settled).
+    next_try_utc: Mapped[datetime | None] = mapped_column(default=None)
 
     attempts: Mapped[list[WebhookAttempt]] = relationship(
         order_by="WebhookAttempt.attempted_utc",
@@ -109,6 +115,13 @@ class WebhookAttempt(Base):
     succeeded: Mapped[bool] = mapped_column(default=False)
 
 
+# A subscription's due tries, oldest first (what its drain job sends).
+Index(
+    "ix_webhook_deliveries_due",
+    WebhookDelivery.subscription_id,
+    WebhookDelivery.state,
+    WebhookDelivery.next_try_utc,
+)
 # A subscription's deliveries, newest first (its list, and the 30-day clean-up by time).
 Index(
     "ix_webhook_deliveries_list",

@@ -33,6 +33,8 @@ def upgrade():
         sa.Column("disabled_reason", sa.String(length=50), nullable=True),
         sa.Column("created_utc", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_utc", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("drain_job_id", sa.Uuid(), nullable=True),
+        sa.Column("drain_due_utc", sa.DateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
             ["owner_user_id"],
             ["users.id"],
@@ -67,6 +69,7 @@ def upgrade():
         sa.Column("created_utc", sa.DateTime(timezone=True), nullable=False),
         sa.Column("last_attempt_utc", sa.DateTime(timezone=True), nullable=True),
         sa.Column("retry_until_utc", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("next_try_utc", sa.DateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
             ["event_id"],
             ["events.id"],
@@ -93,6 +96,9 @@ def upgrade():
         )
         batch_op.create_index(
             "ix_webhook_deliveries_list", ["subscription_id", "created_utc", "id"], unique=False
+        )
+        batch_op.create_index(
+            "ix_webhook_deliveries_due", ["subscription_id", "state", "next_try_utc"], unique=False
         )
 
     op.create_table(
@@ -124,6 +130,7 @@ def downgrade():
         batch_op.drop_index(batch_op.f("ix_webhook_attempts_delivery_id"))
     op.drop_table("webhook_attempts")
     with op.batch_alter_table("webhook_deliveries", schema=None) as batch_op:
+        batch_op.drop_index("ix_webhook_deliveries_due")
         batch_op.drop_index("ix_webhook_deliveries_list")
         batch_op.drop_index(batch_op.f("ix_webhook_deliveries_event_id"))
         batch_op.drop_index(batch_op.f("ix_webhook_deliveries_created_utc"))

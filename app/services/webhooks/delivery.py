@@ -5,14 +5,18 @@ the switch-off after three failing days, redelivery, test messages and the clean
   subscription hears what its owner's inbox just received (the same audience rules: a
   notification written for its owner); a team subscription hears the events of its team.
   Each matching enabled subscription gets one delivery, unique per (subscription, event).
-- Sending. The `webhooks.deliver` job POSTs the delivery under the outbound rules (checked
-  and pinned addresses, no redirect followed, a short budget, a capped read), signed as
-  Standard Webhooks 1.0 says, with the delivery's id as `webhook-id` on every try. The
-  owner's rights are checked again before each try (policies.webhooks.may_receive).
+- Sending. A subscription has at most one waiting job, `webhooks.drain` (`wake` names it
+  on the subscription, under its row lock), which sends its due deliveries in batches
+  over one kept-alive connection (`outbound.Poster`: every POST checked as any outbound
+  call, no redirect followed, a short budget, a capped read), signed as Standard Webhooks
+  1.0 says, with the delivery's id as `webhook-id` on every try, each batch's tries
+  recorded and committed together. The owner's rights are checked again before each try
+  (policies.webhooks.receiving_owner, then the events area's may_still_hear).
 - Retries. A 2xx answer succeeds; anything else (3xx included), or no answer, is a failed
-  try: recorded, then tried again by a new job after the kind's back-off (exponential, with
-  jitter, up to four hours apart) until about a day after the delivery was made. Each try
-  is recorded (status, latency, a capped excerpt of the answer, the error).
+  try: recorded, and the delivery is due again after a back-off (exponential, with
+  jitter, up to four hours apart) until about a day after it was made; the drain's last
+  look wakes a job for the next due try. Each try is recorded (status, latency, a capped
+  excerpt of the answer, the error).
 - Switch-off. A subscription whose tries have all failed for WEBHOOK_DISABLE_AFTER_DAYS is
   switched off and its owner mailed.
 """
@@ -20,12 +24,13 @@ the switch-off after three failing days, redelivery, test messages and the clean
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.orm import selectinload
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -44,6 +49,7 @@ from app.models.webhook import (
     WebhookDelivery,
     WebhookSubscription,
 )
+from app.platform.database import begin_immediate
 from app.platform.jobs import JobKind, Task, enqueue
 from app.platform.mail import Mail, deliver
 from app.policies import webhooks as policy
@@ -52,7 +58,9 @@ from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.webhooks import signing
 from app.services.webhooks.subscriptions import outbound_settings, signing_secrets
 
-DELIVER = "webhooks.deliver"
+DRAIN = "webhooks.drain"
+DRAIN_BATCH = 50  # tries recorded and committed together
+DRAIN_BUDGET = timedelta(seconds=30)  # then the job hands over to a new one
 DISABLED_MAIL = "webhooks.disabled_mail"
 TEST_EVENT = "webhook.test"
 RETRY_WINDOW = timedelta(days=1)
@@ -102,10 +110,10 @@ def on_event(event: Event, written: Sequence[Any]) -> None:
         return
     already = select(WebhookDelivery.subscription_id).where(WebhookDelivery.event_id == event.id)
     found = db.session.scalars(
-        select(WebhookSubscription).where(
-            or_(*hears), WebhookSubscription.is_enabled, WebhookSubscription.id.not_in(already)
-        )
-    )
+        select(WebhookSubscription)
+        .where(or_(*hears), WebhookSubscription.is_enabled, WebhookSubscription.id.not_in(already))
+        .order_by(WebhookSubscription.id)  # their locks (`wake`) in one order everywhere
+    ).all()
     body = payload(event)
     for subscription in found:
         if not listens_to(subscription, event.event_type):
@@ -132,38 +140,129 @@ def _new_delivery(
         state=DeliveryState.PENDING,
         created_utc=now,
         retry_until_utc=now + RETRY_WINDOW,
+        next_try_utc=now,
     )
     db.session.add(delivery)
-    enqueue(DELIVER, {"deliveryId": str(delivery.id)})
+    wake(subscription, now)
     return delivery
+
+
+def wake(subscription: WebhookSubscription, at: datetime) -> None:
+    """Make sure the subscription's drain job is due by `at`. The subscription row is
+    locked first, so two writers never both miss or both add a job; a running drain
+    keeps its mark until its last look (`drain_job`), which sees what this commits."""
+    locked = _locked(subscription.id)
+    if locked is None:  # pragma: no cover - deleted under us: its deliveries went with it
+        return
+    waiting = locked.drain_due_utc if locked.drain_job_id is not None else None
+    if waiting is not None and waiting <= at:
+        return  # one is due by then already
+    delay = at - utcnow()
+    job = enqueue(
+        DRAIN,
+        {"webhookId": str(locked.id), "due": at.isoformat()},
+        delay=delay if delay > timedelta() else None,
+    )
+    locked.drain_job_id, locked.drain_due_utc = job.id, at
 
 
 # --- the job -----------------------------------------------------------------------------
 
 
-def deliver_job(task: Task) -> None:
-    """One try at a delivery (the job `webhooks.deliver`)."""
-    delivery = db.session.get(WebhookDelivery, uuid.UUID(task.payload["deliveryId"]))
-    if delivery is None or delivery.state is not DeliveryState.PENDING:
-        return  # its subscription was deleted, or a rerun after it was settled
-    subscription = db.session.get(WebhookSubscription, delivery.subscription_id)
-    if subscription is None or not _may_send(subscription, delivery):
-        delivery.state = DeliveryState.CANCELLED
-        return
+def drain_job(task: Task) -> None:
+    """Send a subscription's due deliveries (the job `webhooks.drain`): in batches of
+    DRAIN_BATCH, each batch's tries recorded and committed together, over one kept-alive
+    connection, until none is due or DRAIN_BUDGET is spent; then wake again for the
+    next due try. A crash in a batch leaves its deliveries pending: they are sent again,
+    with the same `webhook-id` (at least once, as Standard Webhooks expects)."""
+    subscription_id = uuid.UUID(task.payload["webhookId"])
+    due = datetime.fromisoformat(task.payload["due"])
+    subscription = db.session.get(WebhookSubscription, subscription_id)
+    if subscription is None or subscription.drain_job_id != task.id:
+        return  # deleted, or another job was named (an earlier one, or this one's rerun)
     config = task.config
-    now = utcnow()
+    ends = time.monotonic() + DRAIN_BUDGET.total_seconds()
+    with outbound.Poster(outbound_settings(config)) as poster:
+        while True:
+            now = max(utcnow(), due)  # the job runs for the moment it was due
+            batch = db.session.scalars(
+                select(WebhookDelivery)
+                .where(
+                    WebhookDelivery.subscription_id == subscription_id,
+                    WebhookDelivery.state == DeliveryState.PENDING,
+                    WebhookDelivery.next_try_utc <= now,
+                )
+                .order_by(WebhookDelivery.next_try_utc, WebhookDelivery.id)
+                .limit(DRAIN_BATCH)
+                .with_for_update(skip_locked=True)
+            ).all()
+            if not batch:
+                break
+            subscription = db.session.get_one(WebhookSubscription, subscription_id)
+            for delivery in batch:
+                _try(poster, subscription, delivery, config, now)
+            db.session.commit()
+            if time.monotonic() > ends:
+                break  # what is still due wakes the next job at once (`_rest`)
+    _rest(subscription_id, task.id)
+
+
+def _locked(subscription_id: uuid.UUID) -> WebhookSubscription | None:
+    """The subscription read afresh and locked for this transaction: FOR NO KEY UPDATE on
+    PostgreSQL (the deliveries' inserts, which share its key, never wait on it), the
+    database's write lock on SQLite."""
+    connection = db.session.connection()
+    if connection.dialect.name == "sqlite":
+        begin_immediate(connection)
+    return db.session.scalars(
+        select(WebhookSubscription)
+        .where(WebhookSubscription.id == subscription_id)
+        .with_for_update(key_share=True)
+        .execution_options(populate_existing=True)
+    ).one_or_none()
+
+
+def _rest(subscription_id: uuid.UUID, job_id: uuid.UUID) -> None:
+    """The drain's last look, under the subscription's lock: its mark is taken off, and
+    the next due try gets a job (at once when the budget ran out with tries still due)."""
+    subscription = _locked(subscription_id)
+    if subscription is None:  # pragma: no cover - deleted while it sent
+        return
+    if subscription.drain_job_id == job_id:
+        subscription.drain_job_id = subscription.drain_due_utc = None
+    following = db.session.scalar(
+        select(func.min(WebhookDelivery.next_try_utc)).where(
+            WebhookDelivery.subscription_id == subscription_id,
+            WebhookDelivery.state == DeliveryState.PENDING,
+        )
+    )
+    if following is not None:
+        wake(subscription, following)
+
+
+def _try(
+    poster: outbound.Poster,
+    subscription: WebhookSubscription,
+    delivery: WebhookDelivery,
+    config: Mapping[str, Any],
+    now: datetime,
+) -> None:
+    """One try at a delivery: checked, signed, sent, recorded."""
+    if not _may_send(subscription, delivery):
+        delivery.state, delivery.next_try_utc = DeliveryState.CANCELLED, None
+        return
     body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
     headers = signing.headers(
         str(delivery.id), int(now.timestamp()), body, signing_secrets(subscription, config, now)
     )
-    attempt = _send(subscription.url, body, headers, config)
+    attempt = _send(poster, subscription.url, body, headers)
     attempt.delivery_id = delivery.id
     attempt.attempted_utc = now
     db.session.add(attempt)
     delivery.attempt_count += 1
     delivery.last_attempt_utc = now
     if attempt.succeeded:
-        delivery.state = DeliveryState.SUCCEEDED
+        delivery.state, delivery.next_try_utc = DeliveryState.SUCCEEDED, None
         subscription.failing_since_utc = None
         return
     _after_failure(subscription, delivery, config, now)
@@ -185,9 +284,9 @@ def _may_receive(subscription: WebhookSubscription, event: Event) -> bool:
     return owner is not None and events.may_still_hear(event, owner)
 
 
-def _send(url: str, body: bytes, headers: Mapping[str, str], config: Mapping[str, Any]) -> Any:
+def _send(poster: outbound.Poster, url: str, body: bytes, headers: Mapping[str, str]) -> Any:
     try:
-        posted = outbound.post(url, body, headers, outbound_settings(config))
+        posted = poster.post(url, body, headers)
     except outbound.OutboundError as error:
         return WebhookAttempt(error=error.reason[:ATTEMPT_ERROR_MAX_LENGTH], succeeded=False)
     excerpt = posted.body.decode("utf-8", errors="replace")[:EXCERPT_MAX_LENGTH]
@@ -214,14 +313,14 @@ def _after_failure(
     ):
         subscription.is_enabled = False
         subscription.disabled_reason = "failing"
-        delivery.state = DeliveryState.FAILED
+        delivery.state, delivery.next_try_utc = DeliveryState.FAILED, None
         enqueue(DISABLED_MAIL, {"webhookId": str(subscription.id)})
         return
-    delay = DELIVER_KIND.retry_delay(delivery.attempt_count)
+    delay = RETRIES.retry_delay(delivery.attempt_count)
     if delivery.attempt_count >= MAX_TRIES or now + delay > delivery.retry_until_utc:
-        delivery.state = DeliveryState.FAILED
+        delivery.state, delivery.next_try_utc = DeliveryState.FAILED, None
         return
-    enqueue(DELIVER, {"deliveryId": str(delivery.id)}, delay=delay)
+    delivery.next_try_utc = now + delay  # the drain's last look wakes for it
 
 
 def disabled_mail_job(task: Task) -> None:
@@ -248,17 +347,23 @@ def disabled_mail_job(task: Task) -> None:
     )
 
 
-DELIVER_KIND = JobKind(
-    DELIVER,
-    deliver_job,
-    max_attempts=5,  # runs cut short by a crash; failed tries are new jobs (above)
-    max_age=RETRY_WINDOW,
-    lease=timedelta(minutes=2),
+# The back-off between failed tries of one delivery (exponential, with jitter, from half a
+# minute to four hours), in the jobs' own terms.
+RETRIES = JobKind(
+    "webhooks.retries",
+    lambda _task: None,
     first_retry=timedelta(seconds=30),
     longest_retry=timedelta(hours=4),
 )
+DRAIN_KIND = JobKind(
+    DRAIN,
+    drain_job,
+    max_attempts=10,  # runs cut short by a crash; failed tries are the deliveries' own
+    max_age=RETRY_WINDOW * 2,
+    lease=timedelta(minutes=2),  # above DRAIN_BUDGET and a batch's time budget
+)
 JOB_KINDS = (
-    DELIVER_KIND,
+    DRAIN_KIND,
     JobKind(DISABLED_MAIL, disabled_mail_job, max_attempts=30, max_age=timedelta(days=1)),
 )
 
@@ -290,9 +395,10 @@ def redeliver(viewer: Viewer, webhook_id: uuid.UUID, delivery_id: uuid.UUID) -> 
         raise Conflict("Switch the webhook on first.", code="webhook_disabled")
     if delivery.state is DeliveryState.PENDING:
         raise Conflict("The delivery is still being tried.", code="webhook_delivery_pending")
+    now = utcnow()
     delivery.state = DeliveryState.PENDING
-    delivery.retry_until_utc = utcnow() + RETRY_WINDOW
-    enqueue(DELIVER, {"deliveryId": str(delivery.id)})
+    delivery.retry_until_utc, delivery.next_try_utc = now + RETRY_WINDOW, now
+    wake(subscription, now)
     db.session.flush()
     return delivery
 

@@ -8,7 +8,9 @@ Each run appends `start EVENT` then, after the real fan-out has written its inbo
 `FANOUT_MARKS_DIR/PID`: which process ran which event. With FANOUT_HOLD_SECONDS set, a
 first run then sleeps that long before returning, so the test can kill the worker in the
 middle of a delivery; FANOUT_LEASE_SECONDS shortens the job's lease so another worker
-may take the job soon after.
+may take the job soon after. WEBHOOK_TEST_PORT lets webhook deliveries reach a test's
+receiver on 127.0.0.1 at that port, and DRAIN_LEASE_SECONDS shortens the webhook drain
+job's lease likewise.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from app import create_app
 from app.platform.jobs import Registry, Task, job_kinds
 from app.services.events.fanout import fan_out
 from app.services.events.recording import FAN_OUT
+from app.services.webhooks.delivery import DRAIN
 
 MARKS = Path(os.environ["FANOUT_MARKS_DIR"])
 HOLD_SECONDS = float(os.environ.get("FANOUT_HOLD_SECONDS", "0"))
@@ -41,6 +44,7 @@ def watched_fan_out(task: Task) -> None:
         time.sleep(HOLD_SECONDS)
 
 
+_port = os.environ.get("WEBHOOK_TEST_PORT")
 app = create_app(
     {
         "TESTING": True,
@@ -48,15 +52,27 @@ app = create_app(
         "MAIL_BACKEND": "memory",
         "RATELIMIT_STORAGE_URI": "memory://",
         "LOG_LEVEL": "INFO",
+        **(
+            {"WEBHOOKS_ALLOW_LOOPBACK": True, "WEBHOOK_ALLOWED_PORTS": [80, 443, int(_port)]}
+            if _port
+            else {}
+        ),
     }
 )
-_real = job_kinds(app)[FAN_OUT]
-_lease = os.environ.get("FANOUT_LEASE_SECONDS")
-_watched = dataclasses.replace(
-    _real,
-    run=watched_fan_out,
-    lease=timedelta(seconds=float(_lease)) if _lease else _real.lease,
-)
+
+
+def _leased(name: str, setting: str, **changes: object) -> object:
+    kind = job_kinds(app)[name]
+    lease = os.environ.get(setting)
+    return dataclasses.replace(
+        kind, lease=timedelta(seconds=float(lease)) if lease else kind.lease, **changes
+    )
+
+
+_kinds = {
+    FAN_OUT: _leased(FAN_OUT, "FANOUT_LEASE_SECONDS", run=watched_fan_out),
+    DRAIN: _leased(DRAIN, "DRAIN_LEASE_SECONDS"),
+}
 app.extensions["job_kinds"] = Registry(
-    [_watched if name == FAN_OUT else job_kinds(app)[name] for name in job_kinds(app).names]
+    [_kinds.get(name) or job_kinds(app)[name] for name in job_kinds(app).names]  # type: ignore[misc]
 )

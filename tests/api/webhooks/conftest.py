@@ -46,6 +46,7 @@ class Plan:
 
 class Handler(BaseHTTPRequestHandler):
     server: Receiver
+    protocol_version = "HTTP/1.1"  # connections kept alive, as real endpoints keep them
 
     def log_message(self, format: str, *args: object) -> None:
         return
@@ -58,6 +59,7 @@ class Handler(BaseHTTPRequestHandler):
             self.server.received.append(
                 Received({k.lower(): v for k, v in self.headers.items()}, body)
             )
+            self.server.peers.add(self.client_address)
             status = plan.statuses.pop(0) if len(plan.statuses) > 1 else plan.statuses[0]
         if plan.delay_seconds:
             time.sleep(plan.delay_seconds)
@@ -98,6 +100,7 @@ class Receiver(ThreadingHTTPServer):
         self.plan = Plan()
         self.received: list[Received] = []
         self.huge_bytes_sent: list[int] = []
+        self.peers: set[tuple[str, int]] = set()  # the client ends the POSTs came from
         self.lock = threading.Lock()
 
     @property
