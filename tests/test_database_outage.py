@@ -341,3 +341,26 @@ def count(app: Any, model: Any, user: Any) -> int:
     db.session.rollback()
     owner = Note.owner_user_id if model is Note else Category.owner_user_id
     return db.session.scalar(select(func.count()).select_from(model).where(owner == user.id))
+
+
+def test_readyz_reads_its_backlog_within_the_check_deadline(postgresql_url, tmp_path, monkeypatch):
+    """The database answers the check, then stops answering before the jobs' backlog is
+    read (here: the backlog's read takes 3 s): the probe still answers within its own
+    short deadline, 503, not after a socket timeout."""
+    from app.platform import jobs
+
+    served = make_test_app(postgresql_url, tmp_path, DATABASE_CHECK_TIMEOUT_SECONDS=0.5)
+    real_backlog = jobs.backlog
+
+    def stalled(session: Any) -> Any:
+        session.execute(text("SELECT pg_sleep(3)"))
+        return real_backlog(session)
+
+    monkeypatch.setattr(jobs, "backlog", stalled)
+    started = time.monotonic()
+    response = served.test_client().get("/readyz")
+    elapsed = time.monotonic() - started
+    with served.app_context():
+        db.engine.dispose()
+    assert response.status_code == 503, response.get_data(as_text=True)
+    assert elapsed < 1.5, elapsed

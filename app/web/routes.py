@@ -47,8 +47,9 @@ def readyz() -> Response:
     that wait passes JOBS_BACKLOG_ALERT_SECONDS (no worker runs, or too few). A backlog
     does not make the web process unready: it reports, the operator's monitor alerts."""
     try:
-        check_database(db.session, current_app.config)
-        waiting = jobs.backlog(db.session)
+        waiting = check_database(
+            db.session, current_app.config, read=lambda: jobs.backlog(db.session)
+        )
     except Exception as error:  # any driver error means "not ready"
         note_failure(error)
         with suppress(Exception):  # the connection may have died with the database

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import psycopg2.errors
 from flask import Flask, Response, current_app
@@ -27,6 +27,7 @@ from app.platform.database.guard import (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RETRY_AFTER_SECONDS = 5
 # PostgreSQL's deadlock and serialization failure: the server answered, and ended this
@@ -54,11 +55,24 @@ def note_failure(error: BaseException) -> None:
         breaker.failed()
 
 
-def check_database(session: Session | scoped_session[Any], config: Mapping[str, Any]) -> None:
+@overload
+def check_database(session: Session | scoped_session[Any], config: Mapping[str, Any]) -> None: ...
+@overload
+def check_database(
+    session: Session | scoped_session[Any], config: Mapping[str, Any], read: Callable[[], T]
+) -> T: ...
+def check_database(
+    session: Session | scoped_session[Any],
+    config: Mapping[str, Any],
+    read: Callable[[], T] | None = None,
+) -> T | None:
     """The readiness check: one round trip within DATABASE_CHECK_TIMEOUT_SECONDS (a
-    connection opened for it too), through the breaker like any request."""
+    connection opened for it too), through the breaker like any request; then `read`
+    (what the probe reports besides), each of its round trips under the same deadline, so
+    a database lost between the two cannot hold the probe for a socket timeout."""
     with answer_within(float(config.get("DATABASE_CHECK_TIMEOUT_SECONDS", 0.5))):
         session.execute(text("SELECT 1"))
+        return read() if read is not None else None
 
 
 def database_unavailable(error: Exception) -> Response:
