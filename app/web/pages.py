@@ -54,12 +54,13 @@ from werkzeug.wrappers import Response as BaseResponse
 from app.auth import Viewer, current_viewer
 from app.errors import ApiError, TrackableError, ValidationFailed
 from app.extensions import client_ip, db
+from app.models.image import ImageTarget
 from app.models.trackable import (
     COMMENT_BODY_MAX_LENGTH,
     COMMENT_NAME_MAX_LENGTH,
     TRACKABLE_NAME_MAX_LENGTH,
 )
-from app.services import trackables
+from app.services import images, trackables
 from app.web import beta, entry, help_pages
 from app.web.errors import install_error_pages
 from app.web.feeds import add_routes as add_feed_routes
@@ -68,6 +69,7 @@ from app.web.find import log_find
 from app.web.forms import CodeForm, FindForm
 from app.web.i18n import install_i18n
 from app.web.maps import journey_map
+from app.web.photos import photos_of
 from app.web.times import time_element as when
 
 pages = Blueprint(
@@ -263,6 +265,7 @@ def public_page(public_code: str) -> Any:
         comments = trackables.list_comments(
             viewer, view.trackable_id, cap=current_app.config["PUBLIC_LIST_CAP"]
         )
+        photos = photos_of(images.list_images(viewer, ImageTarget.TRACKABLE, view.trackable_id))
     except TrackableError as error:
         _not_found_on_miss(error)
         raise
@@ -280,6 +283,7 @@ def public_page(public_code: str) -> Any:
         journey=journey,
         map=journey_view,
         comments=comments,
+        photos=photos,
         holds_it=_holds(viewer, view.trackable_id),
         feeds=feed_links(trackable, view),
     )
