@@ -225,6 +225,8 @@ class Config:
     SESSION_COOKIE_NAME = "ln_pages"
     SESSION_COOKIE_SAMESITE = "Lax"
     SESSION_COOKIE_HTTPONLY = True
+    # A website sign-in (app.web.account) lasts at most this long, then asks again.
+    SESSION_MAX_AGE_HOURS = env_float("SESSION_MAX_AGE_HOURS", 168.0)
     # CSRF (Flask-WTF) guards the pages' forms only: the API takes bearer tokens.
     WTF_CSRF_CHECK_DEFAULT = False
     # The pages send no Referer (Referrer-Policy: no-referrer), so Flask-WTF's Referer

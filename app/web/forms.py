@@ -12,7 +12,7 @@ from flask import current_app
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
-from wtforms import Field, HiddenField, StringField, TextAreaField
+from wtforms import Field, HiddenField, PasswordField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from app.models.base import utcnow
@@ -182,3 +182,26 @@ def coordinate_error(problem: Problem, axis: Axis) -> str:
 
 LATITUDE_EXAMPLE = "47.3769, N 47° 22.614' or 47°22'36.8\"N"
 LONGITUDE_EXAMPLE = "8.5417, E 8° 32.502' or 8°32'30.1\"E"
+
+
+class SignInForm(FlaskForm):
+    """Sign in with an account: email and password, and the two-factor code (or a
+    recovery code) when the account asks for one."""
+
+    class Meta:
+        csrf = False  # checked once for the whole blueprint (pages.check_csrf)
+
+    email = StringField(
+        _l("Email"),
+        validators=[DataRequired(message=_l("Enter your email address.")), Length(max=256)],
+        filters=[lambda value: value.strip() if isinstance(value, str) else value],
+    )
+    password = PasswordField(
+        _l("Password"),
+        validators=[DataRequired(message=_l("Enter your password.")), Length(max=1024)],
+    )
+    code = StringField(
+        _l("Code from your authenticator app"),
+        validators=[Length(max=64)],
+        filters=[lambda value: value.strip() if isinstance(value, str) else value],
+    )

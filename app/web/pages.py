@@ -61,7 +61,7 @@ from app.models.trackable import (
     TRACKABLE_NAME_MAX_LENGTH,
 )
 from app.services import images, trackables
-from app.web import beta, entry, help_pages
+from app.web import account, beta, entry, help_pages
 from app.web.errors import install_error_pages
 from app.web.feeds import add_routes as add_feed_routes
 from app.web.feeds import feed_links
@@ -84,6 +84,7 @@ csrf = CSRFProtect()
 # The home page and the entry route, the Android beta page and the help pages are pages of
 # this blueprint too; each has an address without a language as well.
 entry.add_routes(pages)
+account.add_routes(pages)
 beta.add_routes(pages)
 help_pages.add_routes(pages)
 LANGUAGE_FREE = {**entry.LANGUAGE_FREE, **beta.LANGUAGE_FREE, **help_pages.LANGUAGE_FREE}
@@ -111,8 +112,8 @@ ERROR_WORDS: Mapping[str, Any] = {
 }
 REFUSED = _l("This was refused. Reload the page and try again.")
 SIGN_IN_TO_ACTIVATE = _l(
-    "Sign in with your account in the app to activate this trackable; then it takes "
-    "comments and journey stops."
+    "Sign in with your account to activate this trackable; then it takes comments and "
+    "journey stops."
 )
 NAME_REQUIRED = _l("An activated trackable needs a name: enter one.")
 EXPIRED = _l(
@@ -175,6 +176,9 @@ def check_csrf() -> None:
         csrf.protect()
 
 
+pages.before_request(account.use_page_session)  # a signed-in browser's account
+
+
 @pages.app_context_processor  # the error pages of app.web.errors too
 def page_helpers() -> dict[str, Any]:
     return {
@@ -183,7 +187,17 @@ def page_helpers() -> dict[str, Any]:
         "when": when,
         "other_language_url": _other_language_url,
         "code_form": lambda: CodeForm(formdata=None),
+        "account": g.get("page_account"),
+        "here": _here,
     }
+
+
+def _here() -> str | None:
+    """This page's path, where a sign-in comes back to; None where the address may hold
+    a code (the entry route) or is not a page of its own."""
+    if g.get("page_not_found") or request.endpoint in entry.LANGUAGE_FREE:
+        return None
+    return request.path if request.method == "GET" else None
 
 
 def _other_language_url(lang: str) -> str | None:

@@ -54,6 +54,9 @@ NO_MATRIX = {
     "GET /": "redirects to the home page by Accept-Language, the same for everyone",
     "GET /{lang}/": "the home page with the code box, the same for everyone",
     "GET /trackable": "the code box alone, the same for everyone",
+    "GET /{lang}/sign-in": "the sign-in form, the same for everyone",
+    "POST /{lang}/sign-in": "website sign-in, as the identity area decides: tests/web/",
+    "POST /{lang}/sign-out": "ends this browser's page session (tests/web/test_sign_in.py)",
     "GET /{lang}/trackables": (
         "the public list: public items only, by the same policy filter as the API's list "
         "(tests/web/test_entry_pages.py)"

@@ -171,11 +171,12 @@ def test_an_anonymous_holder_is_asked_to_sign_in_to_activate(api, boxed):
     finder = Finder(api, boxed, lang="de")
     finder.scan()
     page = text_of(api.get(finder.landing))
-    assert "Melde dich in der App mit deinem Konto an" in page
+    assert "Melde dich mit deinem Konto an, um diesen Trackable zu aktivieren" in page
+    assert f'href="/de/sign-in?next={finder.landing}"' in page  # and back here after
     assert 'name="context"' not in page
     response = finder.post("activate", {"name": "Mine now"})
     assert response.status_code == 401
-    assert "Melde dich in der App mit deinem Konto an" in errors_of(response)[0]
+    assert "Melde dich mit deinem Konto an" in errors_of(response)[0]
     db.session.refresh(boxed)
     assert boxed.owner_user_id is None
 

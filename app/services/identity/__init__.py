@@ -18,13 +18,23 @@ from app.services.identity.accounts import (
     update_account_info,
 )
 from app.services.identity.passwords import hash_password
-from app.services.identity.sign_in import FAILED, SignIn, sign_in
+from app.services.identity.sign_in import (
+    FAILED,
+    LOCKED_OUT,
+    NOT_ALLOWED,
+    REQUIRES_TWO_FACTOR,
+    SignIn,
+    sign_in,
+)
 from app.services.identity.tokens import rotate_refresh_token
 from app.services.identity.two_factor import manage_two_factor
 
 __all__ = [
     "FAILED",
     "JOB_KINDS",
+    "LOCKED_OUT",
+    "NOT_ALLOWED",
+    "REQUIRES_TWO_FACTOR",
     "RESERVED_USER_NAMES",
     "USER_NAME",
     "SignIn",

@@ -42,8 +42,11 @@ def sign_in(
     config: Mapping[str, Any],
     two_factor_code: str | None = None,
     two_factor_recovery_code: str | None = None,
+    issue_refresh_token: bool = True,
 ) -> SignIn:
-    """Check lockout, password, confirmation (when required) and the second factor."""
+    """Check lockout, password, confirmation (when required) and the second factor. The
+    website signs in without a refresh token (`issue_refresh_token=False`): its session
+    is its cookie."""
     normalized = normalize_email(email)
     key = email_key(normalized, config=config)
     now = utcnow()
@@ -70,6 +73,8 @@ def sign_in(
     forget_failures(normalized, config=config)
     if needs_rehash(user.password_hash):
         user.password_hash = hash_password(password)
+    if not issue_refresh_token:
+        return SignIn(user=user)
     return SignIn(user=user, refresh_token=tokens.issue_refresh_token(user, config=config))
 
 

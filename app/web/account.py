@@ -1,0 +1,177 @@
+"""Sign-in on the website with the API's accounts (issue 26, point 4): so an item can be
+activated on its page, and a signed-in finder's logs carry their name.
+
+- `GET/POST /{lang}/sign-in`: email and password, then the two-factor code when the
+  account has 2FA on; the identity area's sign-in decides (its lockout, its rules on
+  unconfirmed addresses and on codes), and the same rate limits as the API's login
+  apply. `next` (a path on this site) is where a signed-in visitor goes on.
+- `POST /{lang}/sign-out`: ends the session.
+- The session is the pages' own signed cookie (`ln_pages`: HttpOnly, SameSite=Lax, Secure
+  in production), holding the account's id and its security stamp, renewed at sign-in
+  (no fixation). It counts on the pages blueprint only, never on the API, which takes
+  bearer tokens alone; a changed password or a "sign out everywhere" (a new stamp) ends
+  it, and so does SESSION_MAX_AGE_HOURS after sign-in.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from flask import (
+    Blueprint,
+    current_app,
+    g,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_babel import lazy_gettext as _l
+from werkzeug.wrappers import Response as BaseResponse
+
+from app.extensions import db, limiter
+from app.models.user import User
+from app.services import identity
+from app.web.forms import SignInForm
+
+SESSION_KEY = "account"
+FAILURES: dict[str, Any] = {
+    identity.FAILED: _l("The email or the password is not right."),
+    identity.LOCKED_OUT: _l(
+        "Too many failed sign-ins for this email. Wait five minutes, then try again."
+    ),
+    identity.REQUIRES_TWO_FACTOR: _l(
+        "Enter the code from your authenticator app (or a recovery code), and your password again."
+    ),
+    identity.NOT_ALLOWED: _l("Confirm your email address first: open the link we mailed you."),
+}
+
+
+def signed_in_user() -> User | None:
+    """The account of this browser's page session, while its stamp and age hold."""
+    held = session.get(SESSION_KEY)
+    if not isinstance(held, dict):
+        return None
+    try:
+        user_id = uuid.UUID(str(held.get("id")))
+        since = datetime.fromisoformat(str(held.get("since")))
+    except ValueError:
+        return None
+    hours = float(current_app.config["SESSION_MAX_AGE_HOURS"])
+    if since.tzinfo is None or datetime.now(UTC) - since > timedelta(hours=hours):
+        return None
+    user = db.session.get(User, user_id)
+    if user is None or user.security_stamp != held.get("stamp"):
+        return None
+    return user
+
+
+def use_page_session() -> None:
+    """Before a page request: a signed-in browser's account is its viewer, unless the
+    request carries a bearer token (which app.auth reads as for the API)."""
+    g.pop("page_account", None)  # a context shared by requests (tests) starts clean
+    if request.headers.get("Authorization"):
+        return
+    user = signed_in_user()
+    if user is not None:
+        g.token_user, g.token_checked = user, True
+        g.page_account = user  # shown in the page's bar, with "sign out"
+
+
+def _next_path() -> str | None:
+    """`next` when it is a path on this site (never another site's address)."""
+    target = request.values.get("next", "")
+    if target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return None
+
+
+def _email() -> str:
+    return identity.normalize_email(request.form.get("email", "")) if request.form else ""
+
+
+def _sign_in_limit() -> str:
+    return str(current_app.config["RATE_LIMIT_LOGIN"])
+
+
+def sign_in_page() -> Any:
+    form = SignInForm()
+    status, error, two_factor = 200, None, False
+    if request.method == "POST":
+        if form.validate():
+            result = identity.sign_in(
+                email=form.email.data or "",
+                password=form.password.data or "",
+                two_factor_code=form.code.data or None,
+                config=current_app.config,
+                issue_refresh_token=False,
+            )
+            db.session.commit()  # the failure counters too
+            if result.user is not None:
+                return _signed_in(result.user)
+            failure = result.failure or identity.FAILED
+            status, error = 401, FAILURES[failure]
+            two_factor = failure == identity.REQUIRES_TWO_FACTOR or bool(form.code.data)
+        else:
+            status = 400
+        form.password.data = form.code.data = ""  # never sent back
+    html = render_template(
+        "pages/sign_in.html",
+        form=form,
+        error=error,
+        two_factor=two_factor,
+        next_path=_next_path(),
+    )
+    return html, status, {"Cache-Control": "no-store"}
+
+
+def _new_session() -> None:
+    """Nothing of the session before carries over, its form token included."""
+    session.clear()
+    g.pop(current_app.config["WTF_CSRF_FIELD_NAME"], None)
+
+
+def _signed_in(user: User) -> BaseResponse:
+    _new_session()
+    session[SESSION_KEY] = {
+        "id": str(user.id),
+        "stamp": user.security_stamp,
+        "since": datetime.now(UTC).isoformat(),
+    }
+    return redirect(_next_path() or url_for("pages.home"), 303)
+
+
+def sign_out() -> BaseResponse:
+    _new_session()
+    return redirect(_next_path() or url_for("pages.home"), 303)
+
+
+def add_routes(pages: Blueprint) -> None:
+    """The sign-in and sign-out addresses, on the pages blueprint (its languages,
+    templates, CSRF), with the API login's rate limits per address and per email."""
+    per_ip = limiter.limit(
+        _sign_in_limit,
+        exempt_when=lambda: request.method != "POST",
+        scope=lambda endpoint: f"{endpoint}:ip",
+    )
+    per_email = limiter.limit(
+        _sign_in_limit,
+        key_func=lambda: "email:" + _email(),
+        exempt_when=lambda: request.method != "POST" or not _email(),
+        scope=lambda endpoint: f"{endpoint}:email",
+    )
+    pages.add_url_rule(
+        "/<string(length=2):lang>/sign-in",
+        view_func=per_ip(per_email(sign_in_page)),
+        endpoint="sign_in",
+        methods=["GET", "POST"],
+    )
+    pages.add_url_rule(
+        "/<string(length=2):lang>/sign-out",
+        view_func=sign_out,
+        endpoint="sign_out",
+        methods=["POST"],
+    )
