@@ -1,4 +1,4 @@
-"""The "log a find" form's write (app.web.pages, the active landing): a comment, a journey
+"""The "log a find" form's write (app.web.active, the active landing): a comment, a journey
 stop, or both, through the trackables services' own writes and rules, in the caller's one
 transaction. One form render carries one `clientMutationId`; the comment and the stop
 each take a tag derived from it, so the form sent twice (a double tap, a resend after a

@@ -1,5 +1,5 @@
 """The public trackable page GET /{lang}/trackables/{publicCode} (contract: website routes;
-app/web/pages.py): what it shows in each language, who sees it (404 otherwise), the
+app/web/public.py): what it shows in each language, who sees it (404 otherwise), the
 journey map and list, the comments, the link with the public code; nothing secret."""
 
 from __future__ import annotations

@@ -1,0 +1,236 @@
+"""The active landing of a client holding a trackable (its access-session cookie, an
+account unlock, or managing it), `GET /{lang}/trackables/active/{trackableId}`:
+activation (signed in: personally or for a team), "log a find" (a comment, a journey
+stop typed in any usual notation or from the browser's geolocation, or both, with an
+optional "seen on" day; app.web.find), ending the session on this device.
+
+The forms post to `.../active/{trackableId}/{find|activate|end}` and answer 303 to the
+form's own section of the landing (post/redirect/get), the notice there; a refused form
+is the landing again with the status the API gives and its error in words, what was
+typed kept. The find form carries a fresh `clientMutationId`, so a form sent twice (a
+double tap, a retry) writes once. Pages write with the session cookie only: no code is
+ever typed into them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Blueprint, current_app, flash, g, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from werkzeug.wrappers import Response as BaseResponse
+
+from app.auth import current_viewer
+from app.errors import ApiError, TrackableError, ValidationFailed
+from app.extensions import client_ip, db
+from app.models.trackable import (
+    COMMENT_BODY_MAX_LENGTH,
+    COMMENT_NAME_MAX_LENGTH,
+    TRACKABLE_NAME_MAX_LENGTH,
+)
+from app.services import trackables
+from app.web.find import log_find
+from app.web.forms import FindForm
+from app.web.page_common import PageNotFound, client_key, not_found_on_miss
+
+# The API's trackable error codes, in words (the API's own details are English only).
+ERROR_WORDS: Mapping[str, Any] = {
+    "trackable_access_code_required": _l(
+        "This device no longer holds this trackable. Scan its QR code or enter its secret "
+        "code again, then try once more."
+    ),
+    "trackable_access_code_invalid": _l("This code is not a secret code of this trackable."),
+    "trackable_activation_required": _l(
+        "This trackable has to be activated before it takes comments or journey stops."
+    ),
+    "trackable_already_activated": _l("This trackable is already activated."),
+    "trackable_request_rejected": _l(
+        "This was refused: you may only activate for a team you are an active member of."
+    ),
+    "trackable_not_found": _l("Trackable not found."),
+    # The find form's id sent again with other words (the browser's Back, then an edit).
+    "client_mutation_id_reused": _l(
+        "This form was sent before with other content, so nothing was saved now. Check "
+        "it and send it again."
+    ),
+}
+REFUSED = _l("This was refused. Reload the page and try again.")
+SIGN_IN_TO_ACTIVATE = _l(
+    "Sign in with your account to activate this trackable; then it takes comments and "
+    "journey stops."
+)
+NAME_REQUIRED = _l("An activated trackable needs a name: enter one.")
+EXPIRED = _l(
+    "This form has expired or did not come from this page, so nothing was saved. Check "
+    "it and send it again."
+)
+# The active landing's forms by endpoint: a refused CSRF token shows the landing again.
+LANDING_FORMS = {
+    "pages.post_find": "find",
+    "pages.post_activation": "activate",
+    "pages.end_session": "end",
+}
+
+
+@dataclass
+class FormState:
+    """What a refused form shows again: its values and its errors in words."""
+
+    form: str = ""
+    values: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    status: int = 200
+    find_form: FindForm | None = None  # "log a find" as sent, with its errors
+
+
+def _landing(trackable_id: uuid.UUID, state: FormState | None = None) -> Any:
+    viewer = current_viewer()
+    try:
+        landing = trackables.active_landing(viewer, trackable_id, client_key())
+        view = trackables.get_trackable(viewer, trackable_id)
+    except TrackableError as error:
+        not_found_on_miss(error)
+        raise
+    state = state or FormState()
+    html = render_template(
+        "pages/active.html",
+        landing=landing,
+        trackable=view,
+        signed_in=viewer.is_authenticated,
+        state=state,
+        sign_in_to_activate=SIGN_IN_TO_ACTIVATE,
+        new_mutation_id=lambda: str(uuid.uuid4()),
+        find_form=_find_form(state),
+        limits={"body": COMMENT_BODY_MAX_LENGTH, "name": COMMENT_NAME_MAX_LENGTH},
+        name_limit=TRACKABLE_NAME_MAX_LENGTH,
+    )
+    return html, state.status, {"Cache-Control": "no-store"}
+
+
+def _find_form(state: FormState) -> FindForm:
+    """The "log a find" form: as sent when it was refused (what was typed kept), else
+    empty; either way with a fresh clientMutationId, since nothing of it was written."""
+    form = state.find_form or FindForm(formdata=None)
+    form.client_mutation_id.data = str(uuid.uuid4())
+    return form
+
+
+def active_page(trackable_id: uuid.UUID) -> Any:
+    return _landing(trackable_id)
+
+
+def _back(trackable_id: uuid.UUID, anchor: str) -> BaseResponse:
+    return redirect(url_for("pages.active_page", trackable_id=trackable_id, _anchor=anchor), 303)
+
+
+def _refused(trackable_id: uuid.UUID, form: str, error: ApiError) -> Any:
+    """The landing again with the service's refusal in words; when this client may no
+    longer open the landing (its session ended), a page with the refusal alone. A hidden
+    or unknown trackable is the 404 page."""
+    db.session.rollback()
+    if isinstance(error, TrackableError):
+        not_found_on_miss(error)
+    words = ERROR_WORDS.get(error.code or "")
+    if words is not None:
+        message = str(words)
+    elif isinstance(error, ValidationFailed) and "name" in error.extra.get("errors", {}):
+        message = str(NAME_REQUIRED)
+    else:
+        message = str(REFUSED)
+    values = {key: str(value) for key, value in request.form.items() if key != "csrf_token"}
+    find_form = FindForm() if form == "find" else None  # what was typed, again
+    state = FormState(form, values, {"form": message}, error.status, find_form)
+    try:
+        return _landing(trackable_id, state)
+    except PageNotFound:
+        html = render_template("pages/error.html", message=message)
+        return html, error.status, {"Cache-Control": "no-store"}
+
+
+def _invalid(trackable_id: uuid.UUID, form: str, errors: dict[str, str]) -> Any:
+    values = {key: str(value) for key, value in request.form.items() if key != "csrf_token"}
+    return _landing(trackable_id, FormState(form, values, errors, 400))
+
+
+def _credential() -> trackables.Credential:
+    """Pages write with the session cookie only: no code is ever typed into them."""
+    return trackables.Credential(
+        access_code=None,
+        guess_client=trackables.guess_key(client_ip(), current_app.config),
+        config=current_app.config,
+    )
+
+
+def post_find(trackable_id: uuid.UUID) -> Any:
+    form = FindForm()
+    if not form.validate():
+        return _landing(trackable_id, FormState("find", status=400, find_form=form))
+    try:
+        posted = log_find(current_viewer(), trackable_id, form, _credential())
+    except ApiError as error:
+        return _refused(trackable_id, "find", error)
+    db.session.commit()
+    for kind, entry_id in posted.items():  # the notice and its links, by the form
+        flash(entry_id, f"find-{kind}")
+    return _back(trackable_id, "find")
+
+
+def post_activation(trackable_id: uuid.UUID) -> Any:
+    viewer = current_viewer()
+    if not viewer.is_authenticated:
+        state = FormState("activate", {}, {"form": str(SIGN_IN_TO_ACTIVATE)}, 401)
+        return _landing(trackable_id, state)
+    errors: dict[str, str] = {}
+    name = request.form.get("name", "").strip()
+    if len(name) > TRACKABLE_NAME_MAX_LENGTH:
+        errors["name"] = _(
+            "A name may be at most %(count)d characters long.", count=TRACKABLE_NAME_MAX_LENGTH
+        )
+    context = request.form.get("context", "personal")
+    team_id = None
+    if context != "personal":
+        try:
+            team_id = uuid.UUID(context)
+        except ValueError:
+            errors["context"] = _("Choose personal or one of your teams.")
+    if errors:
+        return _invalid(trackable_id, "activate", errors)
+    try:
+        trackables.activate(viewer, trackable_id, name=name, team_id=team_id)
+    except ApiError as error:
+        return _refused(trackable_id, "activate", error)
+    db.session.commit()
+    flash(_("The trackable is activated."))
+    return _back(trackable_id, "top")
+
+
+def end_session(trackable_id: uuid.UUID) -> Any:
+    trackables.end_active(client_key(), trackable_id)
+    db.session.commit()
+    html = render_template("pages/ended.html")
+    return html, 200, {"Cache-Control": "no-store"}
+
+
+def after_refused_token(trackable_id: uuid.UUID, form: str) -> Any:
+    """A landing form whose CSRF token was refused: the landing again, what was typed
+    kept (its forms hold no secret) and a fresh token, so a new browser session or a
+    page left open does not lose a comment. PageNotFound when this browser no longer
+    holds the trackable."""
+    # A token made earlier in this app context is not this session's: make a new one.
+    g.pop(current_app.config["WTF_CSRF_FIELD_NAME"], None)
+    values = {key: str(value) for key, value in request.form.items() if key != "csrf_token"}
+    find_form = FindForm() if form == "find" else None
+    state = FormState(form, values, {"form": str(EXPIRED)}, 400, find_form)
+    return _landing(trackable_id, state)
+
+
+def add_routes(pages: Blueprint) -> None:
+    base = "/<string(length=2):lang>/trackables/active/<uuid:trackable_id>"
+    pages.add_url_rule(base, view_func=active_page)
+    pages.add_url_rule(f"{base}/find", view_func=post_find, methods=["POST"])
+    pages.add_url_rule(f"{base}/activate", view_func=post_activation, methods=["POST"])
+    pages.add_url_rule(f"{base}/end", view_func=end_session, methods=["POST"])
