@@ -10,6 +10,11 @@ workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 # well inside this, and a stuck worker is recycled instead of holding the slot forever.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 20  # SIGTERM: finish in-flight requests, then exit
+# Each worker is replaced after about this many requests (a jitter apart, so they do not
+# all restart at once): whatever a long-lived process accumulates (a leak in a library,
+# fragmented memory) is bounded. GUNICORN_MAX_REQUESTS=0 keeps workers for good.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "10000"))
+max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "1000"))
 # ACCESS_LOG: `-` (stdout, the default), a file path, or `off` (benchmarks, or a proxy
 # that already logs every request). The error log stays on stdout.
 _access_log = os.environ.get("ACCESS_LOG", "-").strip() or "-"

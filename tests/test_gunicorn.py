@@ -228,3 +228,27 @@ def test_percent_encoded_codes_unlock_but_never_reach_a_log(tmp_path):
     assert lines.count("[redacted]") >= len(ENCODED_REQUESTS)
     assert code not in lines
     assert code not in output.read_text()
+
+
+def test_workers_are_recycled_after_their_requests_and_no_request_is_dropped(tmp_path):
+    """GUNICORN_MAX_REQUESTS: a worker is replaced after that many requests; the requests
+    around the replacement are all answered."""
+    settings = {"GUNICORN_MAX_REQUESTS": "5", "GUNICORN_MAX_REQUESTS_JITTER": "0"}
+    with gunicorn_logging_to(tmp_path, **settings) as (port, _access, output):
+        answers = [
+            exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")[0] for _ in range(12)
+        ]
+    assert answers == [200] * 12
+    text = output.read_text()
+    assert text.count("Autorestarting worker after current request") >= 2
+    assert text.count("Booting worker with pid") >= 3
+
+
+def test_recycling_is_a_setting(monkeypatch):
+    import runpy
+
+    monkeypatch.delenv("GUNICORN_MAX_REQUESTS", raising=False)
+    settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert (settings["max_requests"], settings["max_requests_jitter"]) == (10000, 1000)
+    monkeypatch.setenv("GUNICORN_MAX_REQUESTS", "0")
+    assert runpy.run_path(str(ROOT / "gunicorn.conf.py"))["max_requests"] == 0
