@@ -34,7 +34,7 @@ from app.models.trackable import (
 )
 from app.services import trackables
 from app.web.find import log_find
-from app.web.forms import FindForm
+from app.web.forms import ActivateForm, FindForm
 from app.web.page_common import PageNotFound, client_key, not_found_on_miss
 
 # The API's trackable error codes, in words (the API's own details are English only).
@@ -184,23 +184,12 @@ def post_activation(trackable_id: uuid.UUID) -> Any:
     if not viewer.is_authenticated:
         state = FormState("activate", {}, {"form": str(SIGN_IN_TO_ACTIVATE)}, 401)
         return _landing(trackable_id, state)
-    errors: dict[str, str] = {}
-    name = request.form.get("name", "").strip()
-    if len(name) > TRACKABLE_NAME_MAX_LENGTH:
-        errors["name"] = _(
-            "A name may be at most %(count)d characters long.", count=TRACKABLE_NAME_MAX_LENGTH
-        )
-    context = request.form.get("context", "personal")
-    team_id = None
-    if context != "personal":
-        try:
-            team_id = uuid.UUID(context)
-        except ValueError:
-            errors["context"] = _("Choose personal or one of your teams.")
-    if errors:
+    form = ActivateForm()
+    if not form.validate():
+        errors = {name: str(messages[0]) for name, messages in form.errors.items()}
         return _invalid(trackable_id, "activate", errors)
     try:
-        trackables.activate(viewer, trackable_id, name=name, team_id=team_id)
+        trackables.activate(viewer, trackable_id, name=form.name.data or "", team_id=form.team_id)
     except ApiError as error:
         return _refused(trackable_id, "activate", error)
     db.session.commit()

@@ -17,7 +17,11 @@ from wtforms.validators import DataRequired, Length, ValidationError
 
 from app.models.base import utcnow
 from app.models.text import IN_NAMES, IN_TEXT
-from app.models.trackable import COMMENT_BODY_MAX_LENGTH, COMMENT_NAME_MAX_LENGTH
+from app.models.trackable import (
+    COMMENT_BODY_MAX_LENGTH,
+    COMMENT_NAME_MAX_LENGTH,
+    TRACKABLE_NAME_MAX_LENGTH,
+)
 from app.web.coordinates import Axis, CoordinateError, Problem, parse
 
 # Longer than any code the service issues (the QR token is 100 characters); what is
@@ -205,3 +209,38 @@ class SignInForm(FlaskForm):
         validators=[Length(max=64)],
         filters=[lambda value: value.strip() if isinstance(value, str) else value],
     )
+
+
+class ActivateForm(FlaskForm):
+    """Activation on the landing: the trackable's name, and whose it becomes ("personal"
+    or the id of one of the caller's teams; the service decides which teams qualify)."""
+
+    class Meta:
+        csrf = False  # checked once for the whole blueprint (pages.check_csrf)
+
+    name = StringField(
+        validators=[
+            Length(
+                max=TRACKABLE_NAME_MAX_LENGTH,
+                message=_l(
+                    "A name may be at most %(count)d characters long.",
+                    count=TRACKABLE_NAME_MAX_LENGTH,
+                ),
+            )
+        ],
+        filters=[_strip],
+    )
+    context = StringField(default="personal", filters=[_strip])
+
+    def validate_context(self, field: Field) -> None:
+        if field.data in (None, "", "personal"):
+            field.data = "personal"
+            return
+        try:
+            uuid.UUID(str(field.data))
+        except ValueError as error:
+            raise ValidationError(str(_l("Choose personal or one of your teams."))) from error
+
+    @property
+    def team_id(self) -> uuid.UUID | None:
+        return None if self.context.data == "personal" else uuid.UUID(str(self.context.data))
