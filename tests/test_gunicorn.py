@@ -252,3 +252,33 @@ def test_recycling_is_a_setting(monkeypatch):
     assert (settings["max_requests"], settings["max_requests_jitter"]) == (10000, 1000)
     monkeypatch.setenv("GUNICORN_MAX_REQUESTS", "0")
     assert runpy.run_path(str(ROOT / "gunicorn.conf.py"))["max_requests"] == 0
+
+
+def test_the_json_access_log_names_route_client_and_request_without_secrets(tmp_path):
+    """LOG_FORMAT=json: one JSON object per request with its id, the route's template,
+    status, bytes, duration and the client behind a trusted proxy; the secret in the
+    path redacted as in every log."""
+    key = "k" * 48
+    code = a_trackable_in(tmp_path / "app.db", key)
+    settings = {"LOG_FORMAT": "json", "TRUSTED_PROXIES": "127.0.0.1", "TRACKABLE_CODE_KEY": key}
+    with gunicorn_logging_to(tmp_path, **settings) as (port, access, _output):
+        exchange(
+            port,
+            f"GET /trackable/{code} HTTP/1.1\r\nHost: x\r\n".encode()
+            + b"X-Forwarded-For: 203.0.113.7\r\nX-Request-ID: req-1234567890abcdef\r\n\r\n",
+        )
+        exchange(port, b"GET /api/nothing-here HTTP/1.1\r\nHost: x\r\n\r\n")
+    lines = [json.loads(line) for line in access.read_text().splitlines() if line.strip()]
+    entry = next(line for line in lines if line["request_id"] == "req-1234567890abcdef")
+    assert entry["route"] == "/trackable/<path:code>"
+    assert entry["status"] == 302
+    assert entry["client"] == "203.0.113.7"
+    assert entry["peer"] == "127.0.0.1"
+    assert entry["method"] == "GET"
+    assert code not in access.read_text()
+    assert entry["path"] == "/trackable/[redacted]"
+    assert isinstance(entry["duration_ms"], float)
+    assert entry["bytes"] > 0
+    missing = next(line for line in lines if line["path"] == "/api/nothing-here")
+    assert missing["route"] is None
+    assert missing["status"] == 404

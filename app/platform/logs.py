@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 import traceback
 import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
 from flask import Flask, Response, g, has_request_context, request
+
+from app.integrations.client_ip import resolve_client_ip
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 SECRET_PATTERNS = [
@@ -110,6 +115,8 @@ class RedactingFilter(logging.Filter):
     """Redacts a record's message and its traceback (the record is rewritten in place)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "redacted", False):
+            return True  # built from redacted parts (a JSON access record): kept whole
         message = record.getMessage()
         if record.exc_info:
             # An exception's text may quote the request (gunicorn's parse errors do).
@@ -146,7 +153,45 @@ def configure_logging(app: Flask) -> None:
     @app.after_request
     def echo_request_id(response: Response) -> Response:
         response.headers["X-Request-ID"] = g.get("request_id") or uuid.uuid4().hex
+        rule = request.url_rule
+        note_for_access_log(rule.rule if rule is not None else None, resolve_client_ip(request))
         return response
+
+
+# What the app tells the access log of its request (`note_for_access_log`), in the WSGI
+# environ the server logs from: the route's template and the client's address as resolved
+# behind trusted proxies.
+ROUTE_KEY, CLIENT_KEY = "location_notes.route", "location_notes.client"
+
+
+def note_for_access_log(route: str | None, client: str | None) -> None:
+    request.environ[ROUTE_KEY] = route
+    request.environ[CLIENT_KEY] = client
+
+
+def access_record(atoms: Mapping[str, Any], environ: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON access record from gunicorn's (already redacted) atoms: never an id of
+    the request's path beyond what `redact` keeps, the route as a template."""
+
+    def atom(name: str) -> Any:
+        value = atoms.get(name)
+        return None if value in (None, "-") else value
+
+    status = atom("s")
+    length = atom("B")
+    return {
+        "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "request_id": atom("{x-request-id}o"),
+        "method": atom("m"),
+        "path": atom("U"),
+        "route": environ.get(ROUTE_KEY),
+        "status": int(status) if status is not None and str(status).isdigit() else status,
+        "bytes": int(length) if length is not None and str(length).isdigit() else 0,
+        "duration_ms": round(float(atom("L") or 0) * 1000, 1),
+        "client": environ.get(CLIENT_KEY) or atom("h"),
+        "peer": atom("h"),
+        "user_agent": atom("a"),
+    }
 
 
 try:
@@ -164,6 +209,18 @@ class RedactingGunicornLogger(_GunicornLogger):  # type: ignore[misc,valid-type]
         super().setup(cfg)  # type: ignore[misc]
         for logger in (self.error_log, self.access_log):
             logger.addFilter(_REDACTING_FILTER)  # once: addFilter skips a repeat
+
+    def access(self, resp: Any, req: Any, environ: Any, request_time: Any) -> None:
+        """With LOG_FORMAT=json, one JSON object per request (`access_record`), as the
+        app's own log lines; otherwise gunicorn's line (`access_log_format`)."""
+        if os.environ.get("LOG_FORMAT", "plain") != "json":
+            super().access(resp, req, environ, request_time)  # type: ignore[misc]
+            return
+        if not self.access_log_enabled:
+            return
+        atoms = self.atoms(resp, req, environ, request_time)
+        record = json.dumps(access_record(atoms, environ), ensure_ascii=False)
+        self.access_log.info(record, extra={"redacted": True})  # its atoms are redacted
 
     def atoms(self, resp: Any, req: Any, environ: Any, request_time: Any) -> dict[str, Any]:
         atoms = super().atoms(resp, req, environ, request_time)  # type: ignore[misc]
