@@ -19,7 +19,7 @@ Responses the contract leaves open, Access sessions for secret codes).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Set
+from collections.abc import Set
 from typing import Any
 
 from sqlalchemy import and_, exists, false, or_, select
@@ -29,7 +29,6 @@ from app.auth import Viewer, build_viewer
 from app.errors import Forbidden, NotFound, TrackableError
 from app.extensions import db
 from app.models.note import Note
-from app.models.team import MembershipStatus, TeamMembership
 from app.models.trackable import (
     JourneyStop,
     Trackable,
@@ -170,19 +169,6 @@ def viewers_among(trackable: Trackable, user_ids: Set[uuid.UUID]) -> set[uuid.UU
     return granted & set(user_ids)
 
 
-def _members(team_ids: Iterable[uuid.UUID], *, admins: bool = False) -> set[uuid.UUID]:
-    """The active members (or admins) of the teams."""
-    teams = list(team_ids)
-    if not teams:
-        return set()
-    query = select(TeamMembership.user_id).where(
-        TeamMembership.team_id.in_(teams), TeamMembership.status == MembershipStatus.MEMBER
-    )
-    if admins:
-        query = query.where(TeamMembership.is_admin.is_(True))
-    return set(db.session.scalars(query))
-
-
 def _managers(trackable: Trackable) -> set[uuid.UUID]:
     """`can_manage`'s accounts: the creator of an unactivated trackable; the activator
     (of a team's: while a member) and the team's admins."""
@@ -190,8 +176,8 @@ def _managers(trackable: Trackable) -> set[uuid.UUID]:
         return {trackable.created_by_user_id} if trackable.created_by_user_id else set()
     if trackable.team_id is None:
         return {trackable.owner_user_id} if trackable.owner_user_id else set()
-    members = _members([trackable.team_id])
-    admins = _members([trackable.team_id], admins=True)
+    members = team_policy.active_member_ids([trackable.team_id])
+    admins = team_policy.active_member_ids([trackable.team_id], admins=True)
     activator = {trackable.owner_user_id} if trackable.owner_user_id else set()
     return admins | (activator & members)
 
@@ -206,7 +192,8 @@ def _note_scope_members(trackable_id: uuid.UUID) -> set[uuid.UUID]:
         )
     ).all()
     owners = {owner for owner, _team in notes if owner is not None}
-    return owners | _members({team for _owner, team in notes if team is not None})
+    teams = {team for _owner, team in notes if team is not None}
+    return owners | team_policy.active_member_ids(teams)
 
 
 def public_list_filter() -> ColumnElement[bool]:

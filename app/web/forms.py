@@ -198,7 +198,7 @@ class SignInForm(FlaskForm):
     email = StringField(
         _l("Email"),
         validators=[DataRequired(message=_l("Enter your email address.")), Length(max=256)],
-        filters=[lambda value: value.strip() if isinstance(value, str) else value],
+        filters=[_strip],
     )
     password = PasswordField(
         _l("Password"),
@@ -207,7 +207,7 @@ class SignInForm(FlaskForm):
     code = StringField(
         _l("Code from your authenticator app"),
         validators=[Length(max=64)],
-        filters=[lambda value: value.strip() if isinstance(value, str) else value],
+        filters=[_strip],
     )
 
 

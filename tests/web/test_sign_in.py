@@ -167,5 +167,6 @@ def test_a_signed_in_finders_comment_carries_their_name(api, owner, trackable):
     assert 'name="displayName"' not in text_of(api.get(finder.landing))  # no name to type
     assert finder.post("find", {"body": "Signed and found"}).status_code == 303
     public = text_of(api.get(finder.public))
-    assert "Signed and found" in public
-    assert "Kim K." in public or "kim" in public
+    entry = re.search(r"Signed and found</p>\s*<small>([^<·]*)·", public)
+    assert entry is not None, public
+    assert entry.group(1).strip() == "Kim K."  # the account's name, not "Anonymous finder"

@@ -33,10 +33,10 @@ from app.hooks import area_hooks
 from app.models.base import new_id
 from app.models.event import Event, Notification
 from app.models.note import Note
-from app.models.team import MembershipStatus, TeamMembership
 from app.models.trackable import JourneyStop, Trackable, TrackableGroupWatch, TrackableWatch
 from app.models.user import User
 from app.platform.jobs import JobKind, Task
+from app.policies import teams as team_policy
 from app.policies import trackables as trackable_policy
 from app.services.events.area_watches import watchers_at
 from app.services.events.recording import FAN_OUT, EventType
@@ -162,15 +162,7 @@ def may_still_hear(event: Event, user: User) -> bool:
 
 
 def team_admins(team_id: uuid.UUID) -> set[uuid.UUID]:
-    return set(
-        db.session.scalars(
-            select(TeamMembership.user_id).where(
-                TeamMembership.team_id == team_id,
-                TeamMembership.status == MembershipStatus.MEMBER,
-                TeamMembership.is_admin.is_(True),
-            )
-        )
-    )
+    return team_policy.active_member_ids([team_id], admins=True)
 
 
 def trackable_candidates(event: Event, trackable: Trackable) -> set[uuid.UUID]:

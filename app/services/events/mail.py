@@ -46,7 +46,7 @@ from app.platform.jobs import JobKind, Task, enqueue, enqueue_many
 from app.platform.mail import Mail, deliver
 from app.services.events.fanout import Delivered, may_still_hear
 from app.services.events.inbox import describe
-from app.services.events.mail_settings import mail_choices, mail_settings_of
+from app.services.events.mail_settings import IN_CHUNK, mail_choices, mail_settings_of
 
 MAIL_QUEUE = "notifications.mail_queue"
 MAIL_ONE = "notifications.mail"
@@ -55,7 +55,6 @@ DIGEST_MAX_ITEMS = 50  # listed in one digest; the rest are counted, and wait in
 # A digest row this far past its time lost its job (dead after a day of retries, or the
 # workers were away): the next notification schedules a new one.
 DIGEST_STALE_AFTER = timedelta(days=1, hours=1)
-IN_CHUNK = 500  # ids per IN (...) list, well within SQLite's and PostgreSQL's bind limits
 
 
 # --- queueing (the fan-out's event listener) ------------------------------------------
