@@ -55,6 +55,7 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/mypy app
 	$(BIN)/lint-imports
+	$(BIN)/hadolint deploy/Dockerfile
 
 fmt: $(VENV)/.installed
 	$(BIN)/ruff format .

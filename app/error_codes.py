@@ -99,6 +99,19 @@ ERROR_CODES: Mapping[str, ErrorCode] = _entries(
         503,
         "The request collided with a concurrent one (a deadlock) and was not carried out; retry.",
     ),
+    # Answered by the reverse proxy of deploy/nginx, never by the app itself.
+    ("request_timeout", 408, "The proxy did not receive the whole request in time."),
+    (
+        "service_unavailable",
+        (502, 503),
+        "The proxy reached no application instance (a restart, an outage); retry later.",
+    ),
+    (
+        "gateway_timeout",
+        504,
+        "The application did not answer the proxy in time; the request may have been carried "
+        "out, so check before retrying a write.",
+    ),
     (
         "http_error",
         OTHER_HTTP_STATUSES,

@@ -222,8 +222,15 @@ def test_every_code_named_in_the_source_is_registered():
     assert not unknown, unknown
 
 
+def codes_the_proxy_answers() -> set[str]:
+    """The `code`s of the problem+json bodies the nginx site answers itself."""
+    site = (APP.parent / "deploy" / "nginx" / "app.conf").read_text()
+    return set(re.findall(r'"code":"([a-z_]+)"', site))
+
+
 def test_every_registered_code_can_be_answered():
     reachable = set(codes_named_in_the_source()) | set(HTTP_STATUS_CODES.values()) | {"http_error"}
+    reachable |= codes_the_proxy_answers()
     assert set(ERROR_CODES) - reachable == set()
 
 

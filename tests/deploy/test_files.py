@@ -1,0 +1,124 @@
+"""The deployment files of deploy/ and `.env.example` agree with the code: every setting
+the app and gunicorn read is in `.env.example`, every name the compose file sets is one
+they read, and the files the compose file and the Dockerfile name exist. (The image is
+linted by hadolint in `make lint`; the topology run of `make topology` starts the stack.)"""
+
+from __future__ import annotations
+
+import configparser
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+
+# Read by the app but not production settings, each with why it is not in .env.example.
+NOT_FOR_PRODUCTION = {
+    "DEV_KEYS_FILE": "where development keys are kept; production sets the keys themselves",
+    "DEV_FALLBACK_IP": "a development stand-in for a loopback client's address",
+    "MAIL_OUTBOX_DIR": "MAIL_BACKEND=file only, which production refuses",
+    "WEBHOOKS_ALLOW_LOOPBACK": "test-only; production refuses it",
+    "PUBLIC_BASE_URL_ALLOW_LOCAL": "the test rig's override; a public host never sets it",
+}
+# Read by libraries from the environment, not by config.py.
+LIBRARY_SETTINGS = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "PROMETHEUS_MULTIPROC_DIR"}
+
+
+def settings_read() -> set[str]:
+    """Every environment variable config.py and gunicorn.conf.py read."""
+    config = (ROOT / "config.py").read_text()
+    names = set(re.findall(r'env_(?:str|int|float|bool|list)\(\s*"([A-Z][A-Z0-9_]+)"', config))
+    names |= set(re.findall(r'os\.environ\.get\(\s*"([A-Z][A-Z0-9_]+)"', config))
+    gunicorn = (ROOT / "gunicorn.conf.py").read_text()
+    names |= set(re.findall(r"""os\.environ(?:\.get\(|\[)\s*["']([A-Z][A-Z0-9_]+)["']""", gunicorn))
+    return names
+
+
+def env_example_names() -> set[str]:
+    text = (ROOT / ".env.example").read_text()
+    return set(re.findall(r"^(?:# )?([A-Z][A-Z0-9_]+)=", text, re.MULTILINE))
+
+
+def test_env_example_names_every_production_setting():
+    missing = settings_read() - env_example_names() - set(NOT_FOR_PRODUCTION)
+    assert missing == set(), f"add to .env.example: {sorted(missing)}"
+
+
+def test_env_example_names_nothing_the_app_does_not_read():
+    unknown = env_example_names() - settings_read() - LIBRARY_SETTINGS
+    assert unknown == set()
+
+
+def test_env_example_leaves_the_secrets_empty():
+    text = (ROOT / ".env.example").read_text()
+    for name in ("SECRET_KEY", "JWT_SECRET_KEY", "TRACKABLE_CODE_KEY", "WEBHOOK_SECRETS_KEY"):
+        assert re.search(rf"^{name}=$", text, re.MULTILINE), name
+
+
+def compose() -> dict:
+    return yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+
+
+def test_the_compose_stack_has_every_part():
+    services = compose()["services"]
+    images = {name: str(service.get("image", "")) for name, service in services.items()}
+    assert images["postgres"].startswith("postgres:")
+    assert images["redis"].startswith("redis:")
+    assert images["minio"].startswith("minio/")
+    assert images["mail"].startswith("axllent/mailpit")
+    assert images["nginx"].startswith("nginx:")
+    for name in ("app1", "app2", "worker", "migrate"):
+        assert services[name]["build"]["dockerfile"] == "deploy/Dockerfile"
+    assert services["worker"]["command"] == ["flask", "--app", "wsgi", "worker"]
+    assert services["migrate"]["command"] == ["flask", "--app", "wsgi", "db", "upgrade"]
+
+
+def test_the_compose_stack_sets_only_settings_the_app_reads():
+    app = compose()["services"]["app1"]
+    unknown = set(app["environment"]) - settings_read() - LIBRARY_SETTINGS
+    assert unknown == set()
+
+
+def test_the_files_the_compose_stack_mounts_exist():
+    for volume in compose()["services"]["nginx"]["volumes"]:
+        source = volume.split(":")[0]
+        assert (DEPLOY / source).is_file(), source
+
+
+def test_the_dockerfile_copies_files_that_exist_and_are_not_ignored():
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    ignore = (ROOT / ".dockerignore").read_text()
+    kept = {line[1:].rstrip("/") for line in ignore.splitlines() if line.startswith("!")}
+    for line in dockerfile.splitlines():
+        if not line.startswith("COPY ") or "--from=" in line:
+            continue
+        for source in line.split()[1:-1]:
+            assert (ROOT / source).exists(), source
+            assert source.rstrip("/") in kept, f"{source} is left out by .dockerignore"
+
+
+def test_the_systemd_units_run_the_same_commands_as_the_image():
+    units = {}
+    for path in (DEPLOY / "systemd").glob("*.service"):
+        parser = configparser.ConfigParser(strict=False, interpolation=None)
+        parser.read_string(path.read_text())
+        units[path.stem] = parser
+    assert set(units) == {
+        "location-notes-web",
+        "location-notes-worker",
+        "location-notes-migrate",
+    }
+    assert units["location-notes-web"]["Service"]["ExecStart"].endswith(
+        "gunicorn -c gunicorn.conf.py wsgi:app"
+    )
+    assert units["location-notes-worker"]["Service"]["ExecStart"].endswith(
+        "flask --app wsgi worker"
+    )
+    assert units["location-notes-migrate"]["Service"]["ExecStart"].endswith(
+        "flask --app wsgi db upgrade"
+    )
+    for unit in units.values():
+        assert unit["Service"]["User"] == "location-notes"
+        assert unit["Service"]["EnvironmentFile"] == "/etc/location-notes/env"

@@ -1,0 +1,254 @@
+"""The nginx site of deploy/nginx, run by Debian's nginx in front of the app under
+gunicorn: the production file passes `nginx -t` (with a throwaway certificate), requests
+pass through with the request id and the client's address, and every error nginx answers
+itself is problem+json with a registered code, never nginx's HTML.
+
+Without /usr/sbin/nginx these tests skip, saying why; with REQUIRE_DEPLOY_TESTS=1 (CI sets
+it and installs nginx) they fail instead."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import requests
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from app.error_codes import ERROR_CODES
+from tests.serving import free_port, gunicorn_serving
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "deploy" / "nginx"
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+PROBLEM = "application/problem+json"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nginx_present() -> None:
+    if Path(NGINX).exists():
+        return
+    message = "Debian's nginx is not installed (apt-get install nginx)"
+    if os.environ.get("REQUIRE_DEPLOY_TESTS") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def main_config(prefix: Path, body: str) -> Path:
+    """An nginx main file under `prefix` (its own pid, logs and temp paths) around `body`."""
+    for name in ("logs", "body", "proxy", "cache"):
+        (prefix / name).mkdir(exist_ok=True)
+    config = prefix / "nginx.conf"
+    # As root, nginx's workers would run as `nobody`, who cannot enter pytest's directories.
+    user = "user root root;" if os.geteuid() == 0 else ""
+    config.write_text(
+        f"""
+{user}
+daemon off;
+pid {prefix}/nginx.pid;
+error_log {prefix}/logs/error.log warn;
+events {{ worker_connections 64; }}
+http {{
+    access_log {prefix}/logs/access.log;
+    client_body_temp_path {prefix}/body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/proxy;
+    uwsgi_temp_path {prefix}/proxy;
+    scgi_temp_path {prefix}/proxy;
+{body}
+}}
+"""
+    )
+    return config
+
+
+def site_body(prefix: Path, listen: int, app_port: int) -> str:
+    """The site's app.conf behind a plain listener, the upstream at `app_port`."""
+    return f"""
+    proxy_cache_path {prefix}/cache keys_zone=location_notes_static:1m;
+    upstream location_notes_app {{ server 127.0.0.1:{app_port}; keepalive 4; }}
+    server {{
+        listen 127.0.0.1:{listen};
+        include {SITE / "app.conf"};
+    }}
+"""
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError("nginx exited")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("nginx did not listen")
+
+
+@contextmanager
+def nginx_serving(prefix: Path, app_port: int) -> Iterator[str]:
+    """nginx with the site in front of `app_port`; yields its base URL."""
+    listen = free_port()
+    config = main_config(prefix, site_body(prefix, listen, app_port))
+    process = subprocess.Popen([NGINX, "-p", str(prefix), "-c", str(config)])  # noqa: S603 - our own config
+    try:
+        wait_for_port(listen, process)
+        yield f"http://127.0.0.1:{listen}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def app_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    database = tmp_path_factory.mktemp("nginx-app") / "app.db"
+    settings = {
+        "APP_ENV": "testing",
+        "DATABASE_URL": f"sqlite:///{database}",
+        "TRUSTED_PROXIES": "127.0.0.1",
+    }
+    with gunicorn_serving(settings) as port:
+        yield port
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory, app_port: int) -> Iterator[str]:
+    with nginx_serving(tmp_path_factory.mktemp("nginx"), app_port) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def proxy_without_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The site with its upstream on a port nothing listens on."""
+    with nginx_serving(tmp_path_factory.mktemp("nginx-down"), free_port()) as url:
+        yield url
+
+
+def assert_nginx_problem(response: requests.Response, status: int, code: str) -> None:
+    assert response.status_code == status
+    assert response.headers["Content-Type"] == PROBLEM
+    body = response.json()
+    assert body["status"] == status
+    assert body["code"] == code
+    assert "nginx" not in response.text.lower()
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "notes.example.org")])
+    now = dt.datetime.now(dt.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + dt.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "fullchain.pem", directory / "privkey.pem"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+def test_the_production_site_passes_nginx_t(tmp_path):
+    """location-notes.conf as shipped, its paths pointed at this test's directory."""
+    cert, key = self_signed(tmp_path)
+    site = (SITE / "location-notes.conf").read_text()
+    site = site.replace("/etc/nginx/location-notes/", f"{SITE}/")
+    site = site.replace("/etc/ssl/location-notes/fullchain.pem", str(cert))
+    site = site.replace("/etc/ssl/location-notes/privkey.pem", str(key))
+    site = site.replace("/var/cache/nginx/location-notes", str(tmp_path / "cache"))
+    site = re.sub(r"listen (\[::\]:)?(80|443)", lambda m: f"listen 127.0.0.1:{free_port()}", site)
+    (tmp_path / "site.conf").write_text(site)
+    config = main_config(tmp_path, f"    include {tmp_path / 'site.conf'};")
+    result = subprocess.run(  # noqa: S603 - our own config
+        [NGINX, "-t", "-p", str(tmp_path), "-c", str(config)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_every_problem_nginx_answers_is_json_with_a_registered_code():
+    site = (SITE / "app.conf").read_text()
+    bodies = re.findall(r"return (\d{3}) '(.*?)\\n';", site)
+    statuses = {int(status) for status, _ in bodies}
+    assert statuses == {400, 403, 404, 408, 413, 414, 431, 500, 502, 503, 504}
+    for status, raw in bodies:
+        body = json.loads(raw.replace("\\'", "'"))
+        assert body["status"] == int(status)
+        assert int(status) in ERROR_CODES[body["code"]].statuses
+
+
+def test_requests_pass_through_with_the_request_id(proxy):
+    response = requests.get(f"{proxy}/healthz", timeout=10)
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+    # nginx names each request ($request_id) and the app logs and echoes that name.
+    assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-ID"])
+
+
+def test_an_api_error_passes_through_untouched(proxy):
+    response = requests.get(f"{proxy}/api/does-not-exist", timeout=10)
+    assert_nginx_problem(response, 404, "route_not_found")
+
+
+def test_a_body_over_the_limit_is_problem_json_from_nginx(proxy):
+    big = b"x" * (22 * 1024 * 1024)
+    response = requests.post(
+        f"{proxy}/api/images/upload",
+        data=big,
+        headers={"Content-Type": "application/octet-stream"},
+        timeout=30,
+    )
+    assert_nginx_problem(response, 413, "payload_too_large")
+
+
+def test_headers_over_the_limit_are_problem_json(proxy):
+    response = requests.get(f"{proxy}/healthz", headers={"X-Big": "a" * 9000}, timeout=10)
+    assert response.status_code in {400, 431}
+    assert response.headers["Content-Type"] == PROBLEM
+    assert "nginx" not in response.text.lower()
+
+
+def test_no_app_instance_is_problem_json(proxy_without_app):
+    response = requests.get(f"{proxy_without_app}/api/system/status", timeout=10)
+    assert_nginx_problem(response, 502, "service_unavailable")
+
+
+def test_the_internal_image_location_cannot_be_asked_for(proxy):
+    response = requests.get(f"{proxy}/_protected_images/anything.jpg", timeout=10)
+    assert_nginx_problem(response, 404, "route_not_found")
+
+
+def test_public_files_are_cached_as_long_as_the_app_allows(proxy):
+    tile = f"{proxy}/maps/tiles/1/0/0.png"
+    requests.get(tile, timeout=30)
+    again = requests.get(tile, timeout=30)
+    assert again.status_code == 200
+    assert again.headers["X-Cache-Status"] == "HIT"
+    # The pages' styles say no-cache (same name in every release): never served stale.
+    styles = f"{proxy}/static/pages/pages.css"
+    requests.get(styles, timeout=10)
+    assert requests.get(styles, timeout=10).headers["X-Cache-Status"] != "HIT"
