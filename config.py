@@ -102,6 +102,11 @@ class Config:
     # a pooler that does not keep one server session per client connection (PgBouncer in
     # transaction mode).
     DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
+    # `pgbouncer`: DATABASE_URL names PgBouncer in transaction mode (Debian's 1.18 passes
+    # on neither prepared statements nor the `options` startup parameter). The app then
+    # prepares nothing and sends no startup options: the statement timeout is the role's
+    # (`ALTER ROLE ... SET statement_timeout`, see the README). Empty: a direct connection.
+    DATABASE_POOLER = env_str("DATABASE_POOLER", "")
     # How long a request waits for a free pooled connection.
     DATABASE_POOL_TIMEOUT_SECONDS = env_float("DATABASE_POOL_TIMEOUT_SECONDS", 5.0)
     # SQLite: how long a writer waits for another writer's lock (BEGIN IMMEDIATE) before

@@ -117,7 +117,10 @@ def prepared(statement: Select[Any], prefix: str) -> PreparedStatement:
 
 
 def prepared_statements_on(config: Mapping[str, Any]) -> bool:
-    """Whether this app prepares statements (DATABASE_PREPARED_STATEMENTS)."""
+    """Whether this app prepares statements (DATABASE_PREPARED_STATEMENTS, and never
+    behind a pooler in transaction mode: DATABASE_POOLER)."""
+    if config.get("DATABASE_POOLER"):
+        return False
     return bool(config.get("DATABASE_PREPARED_STATEMENTS", True))
 
 

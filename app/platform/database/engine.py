@@ -17,6 +17,7 @@ from app.platform.database.guard import (
 )
 
 LAST_CHECKIN = "last_checkin"
+POOLERS = ("", "pgbouncer")  # DATABASE_POOLER: none, or PgBouncer in transaction mode
 
 
 def engine_options(url: str, config: Mapping[str, Any]) -> dict[str, Any]:
@@ -34,21 +35,28 @@ def engine_options(url: str, config: Mapping[str, Any]) -> dict[str, Any]:
         return {"connect_args": {"timeout": float(config["DATABASE_SQLITE_BUSY_TIMEOUT_SECONDS"])}}
     if backend != "postgresql":
         return {}
+    pooler = config.get("DATABASE_POOLER") or ""
+    if pooler not in POOLERS:
+        raise ValueError(f"DATABASE_POOLER={pooler} is not one of: {', '.join(POOLERS)}")
     statement_ms = int(float(config["DATABASE_STATEMENT_TIMEOUT_SECONDS"]) * 1000)
     connect_seconds = float(config["DATABASE_CONNECT_TIMEOUT_SECONDS"])
     socket_seconds = float(config["DATABASE_SOCKET_TIMEOUT_SECONDS"])
+    connect_args: dict[str, Any] = {
+        "connection_factory": deadline_connection(connect_seconds, socket_seconds),
+        "connect_timeout": max(2, math.ceil(connect_seconds)),  # libpq's, when not ours
+        "keepalives": 1,
+        "keepalives_idle": max(1, math.ceil(socket_seconds / 2)),
+        "keepalives_interval": 1,
+        "keepalives_count": 3,
+        "tcp_user_timeout": math.ceil(socket_seconds * 1000),
+    }
+    # PgBouncer in transaction mode refuses the `options` startup parameter: there the
+    # statement timeout is the database role's own setting (DATABASE_POOLER).
+    if not pooler:
+        connect_args["options"] = f"-c statement_timeout={statement_ms}"
     return {
         "pool_timeout": float(config["DATABASE_POOL_TIMEOUT_SECONDS"]),
-        "connect_args": {
-            "connection_factory": deadline_connection(connect_seconds, socket_seconds),
-            "connect_timeout": max(2, math.ceil(connect_seconds)),  # libpq's, when not ours
-            "options": f"-c statement_timeout={statement_ms}",
-            "keepalives": 1,
-            "keepalives_idle": max(1, math.ceil(socket_seconds / 2)),
-            "keepalives_interval": 1,
-            "keepalives_count": 3,
-            "tcp_user_timeout": math.ceil(socket_seconds * 1000),
-        },
+        "connect_args": connect_args,
     }
 
 
