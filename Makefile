@@ -6,7 +6,7 @@ PORT ?= 8000
 # pytest-xdist workers for `make test`; TEST_WORKERS=0 runs in one process
 TEST_WORKERS ?= auto
 
-.PHONY: run test lint fmt migrate seed clean bench messages fuzz lock
+.PHONY: run test lint fmt migrate seed clean bench messages fuzz lock topology
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
@@ -49,6 +49,12 @@ test: $(VENV)/.installed  ## the test suite (TEST_DATABASE_URL=postgresql://... 
 FUZZ_SECONDS ?= 600
 fuzz: $(VENV)/.installed  ## long schemathesis run: DATABASE_URL=postgresql://... make fuzz
 	FUZZ_MODE=explore FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m tests.fuzz.schemathesis_run
+
+# The production topology on this machine (nginx, two instances, a worker, PgBouncer, Redis,
+# moto's S3, an SMTP sink) and the checks that need several instances; needs Debian's nginx
+# and pgbouncer and the local PostgreSQL and Redis. Not part of CI (bench/topology.py).
+topology: $(VENV)/.installed
+	$(BIN)/python bench/topology.py $(TOPOLOGY_ARGS)
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff format --check .

@@ -1,0 +1,553 @@
+"""The production topology on one machine (`make topology`): two app instances (gunicorn,
+APP_ENV=production) and a worker behind nginx (deploy/nginx/app.conf), PostgreSQL through
+PgBouncer in transaction mode, Redis for the rate limits, moto's S3 server for the images,
+an SMTP sink for the mail. Every server is a real one started here, from Debian's packages
+(nginx, pgbouncer; PostgreSQL and Redis as the machine runs them) and the development set.
+
+Then it checks what several machines must share, and prints each finding:
+- the login rate limit and the secret-guess budget hold across both instances;
+- an image uploaded through one instance is served through the other;
+- a rolling restart of each instance in turn, under a 32-connection mixed load through
+  nginx, drops no request (0 errors) and loses no acknowledged write.
+
+It exits 1 when a check fails. The production start's refusals are met, except for the
+documented test-rig override PUBLIC_BASE_URL_ALLOW_LOCAL (an http base URL on this machine).
+Not part of `.ci/run`: it takes a few minutes and needs the machine's ports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import random
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg2
+import requests
+from cryptography.fernet import Fernet
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+POSTGRES = "postgresql://postgres@127.0.0.1:5432"
+REDIS = "redis://127.0.0.1:6379/7"
+S3_KEY = "topology"  # moto accepts any credentials
+PASSWORD = secrets.token_urlsafe(16)  # the rig's accounts only
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def expect(ok: bool, what: str) -> None:
+    if not ok:
+        raise SystemExit(f"topology run: {what}")
+
+
+def wait_for(check: Callable[[], bool], what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{what} did not come up")
+        time.sleep(0.2)
+
+
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def healthy(port: int) -> bool:
+    try:
+        return requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+@dataclass
+class Rig:
+    """The servers and their settings; stop() ends them all."""
+
+    work: Path
+    database: str
+    settings: dict[str, str] = field(default_factory=dict)
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    app_ports: list[int] = field(default_factory=list)
+    nginx_port: int = 0
+    mail_count: list[int] = field(default_factory=lambda: [0])
+
+    def spawn(self, name: str, command: list[str], **env: str) -> subprocess.Popen[bytes]:
+        log = (self.work / f"{name}.log").open("ab")
+        process = subprocess.Popen(
+            command, cwd=ROOT, env={**os.environ, **self.settings, **env}, stdout=log, stderr=log
+        )
+        self.processes[name] = process
+        return process
+
+    def stop(self) -> None:
+        for process in reversed(list(self.processes.values())):
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+    @property
+    def proxy(self) -> str:
+        return f"http://127.0.0.1:{self.nginx_port}"
+
+    def instance(self, index: int) -> str:
+        return f"http://127.0.0.1:{self.app_ports[index]}"
+
+
+def create_database(name: str) -> None:
+    connection = psycopg2.connect(f"{POSTGRES}/postgres")
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    connection.close()
+
+
+def start_pgbouncer(rig: Rig) -> int:
+    port = free_port()
+    directory = rig.work / "pgbouncer"
+    directory.mkdir(mode=0o755)
+    config = directory / "pgbouncer.ini"
+    config.write_text(
+        f"""[databases]
+{rig.database} = host=127.0.0.1 port=5432 user=postgres
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = {port}
+unix_socket_dir =
+auth_type = any
+pool_mode = transaction
+max_client_conn = 200
+default_pool_size = 20
+logfile = {directory}/pgbouncer.log
+pidfile = {directory}/pgbouncer.pid
+"""
+    )
+    config.chmod(0o644)
+    user: list[str] = []
+    if os.geteuid() == 0:  # PgBouncer will not run as root
+        shutil.chown(rig.work, "postgres")
+        shutil.chown(directory, "postgres")
+        user = ["-u", "postgres"]
+    rig.spawn("pgbouncer", [shutil.which("pgbouncer") or "/usr/sbin/pgbouncer", *user, str(config)])
+    wait_for(lambda: listening(port), "pgbouncer")
+    # Behind the pooler the statement timeout is the role's (README: DATABASE_POOLER).
+    connection = psycopg2.connect(f"{POSTGRES}/{rig.database}")
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute(f"ALTER DATABASE \"{rig.database}\" SET statement_timeout = '7s'")
+    connection.close()
+    return port
+
+
+def start_mail_sink(rig: Rig) -> int:
+    from aiosmtpd.controller import Controller
+
+    class Sink:
+        async def handle_DATA(self, server, session, envelope):
+            rig.mail_count[0] += 1
+            return "250 OK"
+
+    port = free_port()
+    controller = Controller(Sink(), hostname="127.0.0.1", port=port)
+    controller.start()
+    return port
+
+
+def start_s3(rig: Rig) -> int:
+    port = free_port()
+    rig.spawn("s3", [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)])
+    wait_for(lambda: listening(port), "moto's S3 server")
+    import boto3
+
+    boto3.client(
+        "s3",
+        endpoint_url=f"http://127.0.0.1:{port}",
+        region_name="us-east-1",
+        aws_access_key_id=S3_KEY,
+        aws_secret_access_key=S3_KEY,
+    ).create_bucket(Bucket="location-notes-images")
+    return port
+
+
+def start_instance(rig: Rig, index: int) -> None:
+    port = rig.app_ports[index]
+    rig.spawn(
+        f"app{index + 1}",
+        [str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "wsgi:app"],
+        PORT=str(port),
+    )
+    wait_for(lambda: healthy(port), f"app instance {index + 1}")
+
+
+def write_upstream(rig: Rig, down: int | None = None) -> None:
+    servers = "\n".join(
+        f"    server 127.0.0.1:{port}{' down' if index == down else ''};"
+        for index, port in enumerate(rig.app_ports)
+    )
+    (rig.work / "nginx" / "upstream.conf").write_text(
+        f"upstream location_notes_app {{\n{servers}\n    keepalive 16;\n}}\n"
+    )
+
+
+def start_nginx(rig: Rig) -> None:
+    directory = rig.work / "nginx"
+    directory.mkdir()
+    for name in ("logs", "body", "proxy", "cache"):
+        (directory / name).mkdir()
+    write_upstream(rig)
+    rig.nginx_port = free_port()
+    user = "user root root;" if os.geteuid() == 0 else ""
+    (directory / "nginx.conf").write_text(
+        f"""{user}
+daemon off;
+worker_processes 2;
+pid {directory}/nginx.pid;
+error_log {directory}/logs/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {directory}/body;
+    proxy_temp_path {directory}/proxy;
+    proxy_cache_path {directory}/cache keys_zone=location_notes_static:1m;
+    include {directory}/upstream.conf;
+    server {{
+        listen 127.0.0.1:{rig.nginx_port};
+        include {ROOT / "deploy" / "nginx" / "app.conf"};
+    }}
+}}
+"""
+    )
+    rig.spawn(
+        "nginx",
+        [
+            shutil.which("nginx") or "/usr/sbin/nginx",
+            "-p",
+            str(directory),
+            "-c",
+            str(directory / "nginx.conf"),
+        ],
+    )
+    wait_for(lambda: listening(rig.nginx_port), "nginx")
+
+
+def reload_nginx(rig: Rig) -> None:
+    rig.processes["nginx"].send_signal(signal.SIGHUP)
+    time.sleep(1.0)  # new workers take over; the old ones finish their requests
+
+
+def start(args: argparse.Namespace) -> Rig:
+    work = Path(tempfile.mkdtemp(prefix="topology-"))
+    work.chmod(0o755)
+    rig = Rig(work=work, database=f"topology_{int(time.time())}")
+    create_database(rig.database)
+    direct = f"{POSTGRES}/{rig.database}"
+    smtp_port = start_mail_sink(rig)
+    s3_port = start_s3(rig)
+    rig.settings = {
+        "APP_ENV": "production",
+        "SECRET_KEY": secrets.token_urlsafe(48),
+        "JWT_SECRET_KEY": secrets.token_urlsafe(48),
+        "TRACKABLE_CODE_KEY": secrets.token_urlsafe(48),
+        "WEBHOOK_SECRETS_KEY": Fernet.generate_key().decode(),
+        "PUBLIC_BASE_URL": "http://127.0.0.1",
+        "PUBLIC_BASE_URL_ALLOW_LOCAL": "true",  # the documented test-rig override
+        "DATABASE_URL": direct,
+        "MAIL_BACKEND": "smtp",
+        "MAIL_SMTP_HOST": "127.0.0.1",
+        "MAIL_SMTP_PORT": str(smtp_port),
+        "RATELIMIT_STORAGE_URI": REDIS,
+        "IMAGE_STORAGE": "s3",
+        "IMAGE_S3_BUCKET": "location-notes-images",
+        "IMAGE_S3_ENDPOINT_URL": f"http://127.0.0.1:{s3_port}",
+        "AWS_ACCESS_KEY_ID": S3_KEY,
+        "AWS_SECRET_ACCESS_KEY": S3_KEY,
+        "TRUSTED_PROXIES": "127.0.0.1",
+        "FORWARDED_ALLOW_IPS": "127.0.0.1",
+        "WEB_CONCURRENCY": str(args.workers),
+        "ACCESS_LOG": "off",
+        "LOG_FORMAT": "json",
+        "RATE_LIMIT_REGISTER": "1000 per hour",
+    }
+    import redis
+
+    redis.Redis.from_url(REDIS).flushdb()
+    subprocess.run(
+        [str(BIN / "flask"), "--app", "wsgi", "db", "upgrade"],
+        cwd=ROOT,
+        env={**os.environ, **rig.settings},
+        check=True,
+        capture_output=True,
+    )
+    bouncer = start_pgbouncer(rig)
+    rig.settings["DATABASE_URL"] = f"postgresql://postgres@127.0.0.1:{bouncer}/{rig.database}"
+    rig.settings["DATABASE_POOLER"] = "pgbouncer"
+    rig.app_ports = [free_port(), free_port()]
+    for index in range(2):
+        start_instance(rig, index)
+    rig.spawn("worker", [str(BIN / "flask"), "--app", "wsgi", "worker"])
+    start_nginx(rig)
+    return rig
+
+
+# --- the checks ----------------------------------------------------------------------
+
+
+def account(base: str, name: str) -> str:
+    """A new account's bearer token (registered and signed in through `base`)."""
+    email = f"{name}@example.org"
+    registered = requests.post(
+        f"{base}/api/auth/register",
+        json={"email": email, "userName": name, "password": PASSWORD},
+        timeout=10,
+    )
+    expect(registered.status_code in {200, 201, 204}, registered.text)
+    login = requests.post(
+        f"{base}/api/auth/login?useCookies=false&useSessionCookies=false",
+        json={"email": email, "password": PASSWORD},
+        timeout=10,
+    )
+    expect(login.status_code == 200, login.text)
+    return str(login.json()["accessToken"])
+
+
+def check_login_limit(rig: Rig) -> bool:
+    """RATE_LIMIT_LOGIN (20 per minute per client) counted once for both instances."""
+    client = {"X-Forwarded-For": "203.0.113.7"}  # one client, as the proxy names it
+    statuses = []
+    for attempt in range(24):
+        response = requests.post(
+            f"{rig.instance(attempt % 2)}/api/auth/login?useCookies=false&useSessionCookies=false",
+            json={"email": f"nobody{attempt}@example.org", "password": "wrong-password"},
+            headers=client,
+            timeout=10,
+        )
+        statuses.append(response.status_code)
+    refused = statuses.index(429) if 429 in statuses else None
+    print(f"login limit: first 429 at attempt {refused} of 24, alternating instances")
+    return refused == 20
+
+
+def check_guess_budget(rig: Rig) -> bool:
+    """SECRET_GUESS_LIMIT (10 misses per client) counted once for both instances."""
+    client = {"X-Forwarded-For": "198.51.100.9"}
+    statuses = []
+    for attempt in range(14):
+        response = requests.post(
+            f"{rig.instance(attempt % 2)}/api/trackables/lookup",
+            json={"code": f"LN{random.randrange(10**7, 10**8)}"},
+            headers=client,
+            timeout=10,
+        )
+        statuses.append(response.status_code)
+    refused = statuses.index(429) if 429 in statuses else None
+    print(f"guess budget: first 429 at miss {refused} of 14, alternating instances")
+    return refused == 10
+
+
+def jpeg() -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (1200, 900), (40, 120, 200)).save(buffer, "JPEG")
+    return buffer.getvalue()
+
+
+def check_image_across_instances(rig: Rig) -> bool:
+    token = account(rig.instance(0), "imageowner")
+    headers = {"Authorization": f"Bearer {token}"}
+    note = requests.post(
+        f"{rig.instance(0)}/api/notes/mine",
+        json={"title": "Pictured", "latitude": 52.5, "longitude": 13.4, "visibility": "Public"},
+        headers=headers,
+        timeout=10,
+    )
+    expect(note.status_code in {200, 201}, note.text)
+    note_id = note.json()["noteId"]
+    uploaded = requests.post(
+        f"{rig.instance(0)}/api/images/notes/{note_id}",
+        files={"file": ("photo.jpg", jpeg(), "image/jpeg")},
+        headers=headers,
+        timeout=30,
+    )
+    expect(uploaded.status_code in {200, 201}, uploaded.text)
+    image = uploaded.json()["image"]
+    ok = True
+    for path in (f"/api/images/{image['contentImageId']}/small", image["smallUrl"]):
+        served = requests.get(f"{rig.instance(1)}{path}", timeout=10)
+        is_jpeg = served.status_code == 200 and served.content[:3] == b"\xff\xd8\xff"
+        hops = " -> ".join(str(hop.status_code) for hop in served.history) or "direct"
+        print(
+            f"image: uploaded through instance 1, {path.split('/')[1]} read through instance 2: "
+            f"{served.status_code} ({hops}), {len(served.content)} bytes of JPEG"
+        )
+        ok = ok and is_jpeg
+    return ok
+
+
+@dataclass
+class Load:
+    """A mixed load through nginx: anonymous discovery and status, signed-in reads and
+    note writes (each acknowledged write's id kept, to be found in the database after)."""
+
+    rig: Rig
+    tokens: list[str]
+    stop: threading.Event = field(default_factory=threading.Event)
+    outcomes: Counter[str] = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def run(self, index: int) -> None:
+        session = requests.Session()
+        token = self.tokens[index % len(self.tokens)]
+        signed_in = {"Authorization": f"Bearer {token}"}
+        generator = random.Random(index)
+        while not self.stop.is_set():
+            choice = generator.random()
+            try:
+                if choice < 0.35:
+                    kind = "discovery"
+                    lat, lon = generator.uniform(47, 54), generator.uniform(6, 14)
+                    response = session.get(
+                        f"{self.rig.proxy}/api/notes/public/bounds?minLatitude={lat}"
+                        f"&minLongitude={lon}&maxLatitude={lat + 0.5}&maxLongitude={lon + 0.5}",
+                        timeout=30,
+                    )
+                elif choice < 0.5:
+                    kind = "status"
+                    response = session.get(f"{self.rig.proxy}/api/system/status", timeout=30)
+                elif choice < 0.75:
+                    kind = "mine"
+                    response = session.get(
+                        f"{self.rig.proxy}/api/notes/mine", headers=signed_in, timeout=30
+                    )
+                else:
+                    kind = "write"
+                    title = f"load {uuid.uuid4()}"
+                    response = session.post(
+                        f"{self.rig.proxy}/api/notes/mine",
+                        json={
+                            "title": title,
+                            "latitude": generator.uniform(47, 54),
+                            "longitude": generator.uniform(6, 14),
+                            "visibility": "Public",
+                        },
+                        headers=signed_in,
+                        timeout=30,
+                    )
+                    if response.status_code in {200, 201}:
+                        with self.lock:
+                            self.written.append(response.json()["noteId"])
+                outcome = f"{kind} {response.status_code}"
+                if response.status_code >= 400:
+                    with self.lock:
+                        self.errors.append(f"{outcome}: {response.text[:200]}")
+            except requests.RequestException as error:
+                outcome = f"{kind} {type(error).__name__}"
+                with self.lock:
+                    self.errors.append(outcome)
+            with self.lock:
+                self.outcomes[outcome] += 1
+
+
+def rolling_restart(rig: Rig, index: int) -> None:
+    """Drain the instance at nginx, stop it (in-flight requests finish), start it again,
+    and put it back."""
+    write_upstream(rig, down=index)
+    reload_nginx(rig)
+    process = rig.processes[f"app{index + 1}"]
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=60)
+    start_instance(rig, index)
+    write_upstream(rig)
+    reload_nginx(rig)
+
+
+def check_rolling_restart(rig: Rig, connections: int, seconds: float) -> bool:
+    tokens = [account(rig.proxy, f"loaduser{n}") for n in range(8)]
+    load = Load(rig, tokens)
+    threads = [threading.Thread(target=load.run, args=(n,)) for n in range(connections)]
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds / 3)
+    for index in range(2):
+        rolling_restart(rig, index)
+        time.sleep(seconds / 3)
+    load.stop.set()
+    for thread in threads:
+        thread.join()
+    connection = psycopg2.connect(f"{POSTGRES}/{rig.database}")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id::text FROM notes WHERE id = ANY(%s::uuid[])", (load.written,))
+        present = {row[0] for row in cursor.fetchall()}
+    connection.close()
+    lost = set(load.written) - present
+    total = sum(load.outcomes.values())
+    print(f"rolling restart under {connections} connections: {total} requests")
+    for outcome, count in sorted(load.outcomes.items()):
+        print(f"  {outcome}: {count}")
+    print(
+        f"  errors: {len(load.errors)}; acknowledged writes: {len(load.written)}, lost: {len(lost)}"
+    )
+    for error in load.errors[:10]:
+        print(f"    {error}")
+    return not load.errors and not lost and bool(load.written)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=45.0, help="length of the load")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers per instance")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory and database")
+    args = parser.parse_args()
+    rig = start(args)
+    print(f"topology up: nginx {rig.proxy}, instances {rig.app_ports}, logs in {rig.work}")
+    results = {}
+    try:
+        results["login limit across instances"] = check_login_limit(rig)
+        results["guess budget across instances"] = check_guess_budget(rig)
+        results["image across instances"] = check_image_across_instances(rig)
+        results["rolling restart"] = check_rolling_restart(rig, args.connections, args.seconds)
+    finally:
+        rig.stop()
+        if not args.keep:
+            shutil.rmtree(rig.work, ignore_errors=True)
+            connection = psycopg2.connect(f"{POSTGRES}/postgres")
+            connection.autocommit = True
+            with connection.cursor() as cursor:
+                cursor.execute(f'DROP DATABASE IF EXISTS "{rig.database}" WITH (FORCE)')
+            connection.close()
+    for name, ok in results.items():
+        print(f"{'PASS' if ok else 'FAIL'}  {name}")
+    sys.exit(0 if results and all(results.values()) else 1)
+
+
+if __name__ == "__main__":
+    main()
