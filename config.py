@@ -107,6 +107,13 @@ class Config:
     # prepares nothing and sends no startup options: the statement timeout is the role's
     # (`ALTER ROLE ... SET statement_timeout`, see the README). Empty: a direct connection.
     DATABASE_POOLER = env_str("DATABASE_POOLER", "")
+    # A PostgreSQL read replica for anonymous public reads (app.platform.database.replica):
+    # used while at most MAX_LAG behind (measured every LAG_CHECK seconds per process); a
+    # client that wrote reads the primary for STICKY seconds (longer than MAX_LAG).
+    DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL", "")
+    DATABASE_REPLICA_MAX_LAG_SECONDS = env_float("DATABASE_REPLICA_MAX_LAG_SECONDS", 5.0)
+    DATABASE_REPLICA_STICKY_SECONDS = env_float("DATABASE_REPLICA_STICKY_SECONDS", 15.0)
+    DATABASE_REPLICA_LAG_CHECK_SECONDS = env_float("DATABASE_REPLICA_LAG_CHECK_SECONDS", 1.0)
     # How long a request waits for a free pooled connection.
     DATABASE_POOL_TIMEOUT_SECONDS = env_float("DATABASE_POOL_TIMEOUT_SECONDS", 5.0)
     # SQLite: how long a writer waits for another writer's lock (BEGIN IMMEDIATE) before

@@ -186,6 +186,8 @@ def register_extensions(app: Flask) -> None:
         ping_when_idle,
         savepoints_inside_transactions,
     )
+    from app.platform.database.replica import BIND as REPLICA_BIND
+    from app.platform.database.replica import replica_options, route_reads
     from app.platform.jsonprovider import OrjsonProvider
     from app.platform.logs import configure_logging
     from app.services.sync import track_sync_changes
@@ -197,12 +199,20 @@ def register_extensions(app: Flask) -> None:
         **options,
         **app.config.get("SQLALCHEMY_ENGINE_OPTIONS", {}),
     }
+    replica = replica_options(app.config)
+    if replica is not None:
+        app.config["SQLALCHEMY_BINDS"] = {
+            REPLICA_BIND: {**replica, **engine_options(replica["url"], app.config)}
+        }
     db.init_app(app)
     with app.app_context():
         enforce_foreign_keys(db.engine)
         savepoints_inside_transactions(db.engine)
         guard_against_outages(app, db.engine)  # before the idle ping: a refusal pings nothing
         ping_when_idle(db.engine, app.config["DATABASE_PING_AFTER_IDLE_SECONDS"])
+        if replica is not None:
+            ping_when_idle(db.engines[REPLICA_BIND], app.config["DATABASE_PING_AFTER_IDLE_SECONDS"])
+            route_reads(app, db.engines[REPLICA_BIND])
     track_sync_changes()
     migrate.init_app(app, db, directory=str(Path(app.root_path).parent / "migrations"))
     jwt.init_app(app)

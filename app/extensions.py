@@ -8,6 +8,7 @@ from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 
 from app.models.base import Base, render_item
+from app.platform.database.replica import RoutingSession
 from app.platform.fast import JWTDecodeCache
 
 
@@ -18,7 +19,7 @@ def client_ip() -> str:
     return resolve_client_ip(request)
 
 
-db = SQLAlchemy(model_class=Base)
+db = SQLAlchemy(model_class=Base, session_options={"class_": RoutingSession})
 migrate = Migrate(render_as_batch=True, compare_type=True, render_item=render_item)
 
 

@@ -29,11 +29,13 @@ from flask import (
     g,
     render_template,
     request,
+    session,
     url_for,
 )
 from flask_babel import refresh
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
+from app.platform.database import primary_when
 from app.services import trackables
 from app.web import account, active, beta, entry, help_pages, public
 from app.web.errors import install_error_pages
@@ -180,3 +182,5 @@ def install_pages(app: Flask) -> None:
     app.config["SESSION_COOKIE_SECURE"] = trackables.AccessCookie.from_config(app.config).secure
     csrf.init_app(app)
     app.register_blueprint(pages)
+    # A visitor signed in on the website reads the primary, never the read replica.
+    primary_when(app, lambda: session.get(account.SESSION_KEY) is not None)

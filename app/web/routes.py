@@ -20,7 +20,12 @@ from flask import (
 from app.errors import problem
 from app.extensions import db
 from app.platform import jobs
-from app.platform.database import RETRY_AFTER_SECONDS, check_database, note_failure
+from app.platform.database import (
+    RETRY_AFTER_SECONDS,
+    check_database,
+    note_failure,
+    replica_report,
+)
 from app.storage import tiles
 
 web = Blueprint("web", __name__)
@@ -67,8 +72,13 @@ def readyz() -> Response:
     if behind and time.monotonic() - _warned_behind[0] > BEHIND_WARNING_EVERY_SECONDS:
         _warned_behind[0] = time.monotonic()
         current_app.logger.warning("background jobs are behind: the oldest has waited %ds", oldest)
+    extra = {}
+    replica = replica_report(current_app)
+    if replica is not None:
+        extra["replica"] = replica
     return jsonify(
         status="ready",
+        **extra,
         jobs={
             "waiting": waiting.waiting,
             "oldestWaitingSeconds": round(oldest, 3) if oldest is not None else None,

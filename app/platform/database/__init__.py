@@ -38,6 +38,7 @@ from app.platform.database.outages import (
     note_failure,
     register_outage_answers,
 )
+from app.platform.database.replica import primary_when, read_engine, replica_report
 
 __all__ = [
     "CONFLICT_CODES",
@@ -64,6 +65,9 @@ __all__ = [
     "ping_when_idle",
     "prepared",
     "prepared_statements_on",
+    "primary_when",
+    "read_engine",
     "register_outage_answers",
+    "replica_report",
     "savepoints_inside_transactions",
 ]

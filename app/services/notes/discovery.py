@@ -27,7 +27,13 @@ from app.errors import NotFound
 from app.extensions import db
 from app.models.note import Note
 from app.models.user import User
-from app.platform.database import PreparedStatement, cursor_alone, prepared, prepared_statements_on
+from app.platform.database import (
+    PreparedStatement,
+    cursor_alone,
+    prepared,
+    prepared_statements_on,
+    read_engine,
+)
 from app.policies import notes as note_policy
 from app.services.categories import canonical_language
 from app.services.shared.areas import Area, circle_clause, window_clause
@@ -239,7 +245,7 @@ def _run_alone(
       returns every column as the API writes it (text ids and times, floats, booleans).
     - a `PreparedStatement` is also planned once per connection (app.platform.database).
     """
-    with cursor_alone(db.engine) as (cursor, connection_info):
+    with cursor_alone(read_engine(db.engine)) as (cursor, connection_info):
         if isinstance(statement, PreparedStatement):
             statement.run(cursor, connection_info, params)
         else:
