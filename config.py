@@ -281,6 +281,19 @@ class Config:
     IMAGE_S3_PREFIX = env_str("IMAGE_S3_PREFIX", "")
     IMAGE_S3_ENDPOINT_URL = env_str("IMAGE_S3_ENDPOINT_URL", "")  # MinIO, Ceph, R2, ...
     IMAGE_S3_REGION = env_str("IMAGE_S3_REGION", "us-east-1")
+    # How /Images/... hands out a file once its parent's visibility is checked (README:
+    # Images from storage). With s3: a 302 to a presigned URL that lives this many seconds,
+    # so a hidden or deleted image stops being served at once (off: the app streams the
+    # bytes, for clients that cannot reach the store). The URL is signed for
+    # IMAGE_S3_PUBLIC_ENDPOINT when set: the store's address as clients reach it, where the
+    # app uses an internal one (IMAGE_S3_ENDPOINT_URL).
+    IMAGE_S3_REDIRECT = env_bool("IMAGE_S3_REDIRECT", True)
+    IMAGE_PRESIGNED_SECONDS = env_int("IMAGE_PRESIGNED_SECONDS", 30)
+    IMAGE_S3_PUBLIC_ENDPOINT = env_str("IMAGE_S3_PUBLIC_ENDPOINT", "")
+    # Local storage behind nginx: an empty body with `X-Accel-Redirect: <prefix><key>`,
+    # and nginx sends the file from an `internal` location of that prefix whose alias is
+    # IMAGE_ROOT (e.g. /_protected_images/). Empty: the app streams the bytes.
+    IMAGE_ACCEL_REDIRECT_PREFIX = env_str("IMAGE_ACCEL_REDIRECT_PREFIX", "")
 
     # Maps and privacy (contract: System)
     MAP_TILE_ROOT = Path(env_str("MAP_TILE_ROOT", str(INSTANCE_DIR / "tiles")))

@@ -297,7 +297,8 @@ def register_web(app: Flask) -> None:
 
 def register_security_headers(app: Flask) -> None:
     """Security headers on every response, CORS for the allowed origins
-    (app/platform/headers.py)."""
+    (app/platform/headers.py); pages allow images from where /Images/... redirects."""
     from app.platform.headers import install_security_headers
+    from app.services import images
 
-    install_security_headers(app)
+    install_security_headers(app, image_origins=images.redirect_origins)

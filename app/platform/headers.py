@@ -5,7 +5,9 @@
 - HTML: a Content-Security-Policy with `frame-ancestors 'none'`; the service's own pages
   load only their own images (map tiles), style sheet and script files, never inline
   script or style (`default-src 'none'`); the API documentation page loads its local
-  assets and runs Swagger UI's inline start-up script.
+  assets and runs Swagger UI's inline start-up script. Images may also come from the
+  origins `image_origins` names: where /Images/... redirects (an S3 store's presigned
+  URLs), since a browser checks `img-src` where a redirect lands.
 - Token and account responses (`/api/auth/...`, `/api/account`): `Cache-Control:
   no-store`, unless the route set its own.
 - `Strict-Transport-Security` only when `APP_ENV=production` and `HSTS_MAX_AGE_SECONDS`
@@ -20,6 +22,8 @@ The `Server` header is the server's: gunicorn sends `gunicorn` without a version
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from flask import Flask, Response, current_app, request
 
@@ -44,14 +48,27 @@ CORS_MAX_AGE_SECONDS = "600"
 
 
 @functools.cache
+def page_policy(image_origins: tuple[str, ...] = ()) -> str:
+    """PAGE_POLICY, its `img-src` also naming `image_origins`."""
+    if not image_origins:
+        return PAGE_POLICY
+    return PAGE_POLICY.replace(
+        "img-src 'self' data:", f"img-src 'self' data: {' '.join(image_origins)}"
+    )
+
+
+@functools.cache
 def allowed_origins(setting: str | tuple[str, ...]) -> frozenset[str]:
     """The setting's origins: a comma-separated string or a tuple, without trailing '/'."""
     items = setting.split(",") if isinstance(setting, str) else list(setting)
     return frozenset(item.strip().rstrip("/") for item in items if item.strip())
 
 
-def install_security_headers(app: Flask) -> None:
-    """Add the headers (see the module notes) to every response of `app`."""
+def install_security_headers(
+    app: Flask, image_origins: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda _: ()
+) -> None:
+    """Add the headers (see the module notes) to every response of `app`; pages allow
+    images from what `image_origins(config)` names."""
 
     @app.after_request
     def add_security_headers(response: Response) -> Response:
@@ -65,7 +82,8 @@ def install_security_headers(app: Flask) -> None:
         headers.setdefault("X-Frame-Options", "DENY")
         if response.mimetype == "text/html":
             docs = request.path.startswith("/api/docs")
-            headers.setdefault("Content-Security-Policy", DOCS_POLICY if docs else PAGE_POLICY)
+            policy = DOCS_POLICY if docs else page_policy(image_origins(config))
+            headers.setdefault("Content-Security-Policy", policy)
         if request.path.startswith(NO_STORE_PREFIXES):
             headers.setdefault("Cache-Control", "no-store")
         if hsts:

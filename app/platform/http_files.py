@@ -2,7 +2,10 @@
 (or, when the request has none, on If-Modified-Since for a response that has a date).
 
 Used by the image download route of the API and the website's /Images/... URLs, which
-answer the same way, and by the website's Atom feeds.
+answer the same way, and by the website's Atom feeds. /Images/... may also answer without
+the bytes (README: Images from storage): a redirect to a presigned store URL
+(`redirect_file`), or an empty body nginx fills from an internal location
+(`internal_file`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ from flask import Response, request
 # private later stops showing it there within that hour. Others only in the caller's cache.
 PUBLIC_CACHE = "public, max-age=3600"
 PRIVATE_CACHE = "private, max-age=3600"
+# A redirect to a presigned URL is kept by no cache: the next request checks visibility
+# again, so a parent made private or an image deleted stops being served at once.
+REDIRECT_CACHE = "private, no-store"
 
 
 def cached_file(
@@ -39,13 +45,46 @@ def cached_file(
         aware = last_modified if last_modified.tzinfo else last_modified.replace(tzinfo=UTC)
         modified = aware.astimezone(UTC).replace(microsecond=0)
         response.last_modified = modified
-    if request.if_none_match:  # If-None-Match decides when sent (RFC 9110 13.2.2)
-        fresh = request.if_none_match.contains(etag)
-    else:
-        since = request.if_modified_since
-        fresh = modified is not None and since is not None and modified <= since
-    if fresh:
-        response.status_code = 304
-        response.set_data(b"")
-        response.headers.pop("Content-Length", None)
+    if _is_fresh(etag, modified):
+        _not_modified(response)
     return response
+
+
+def redirect_file(url: str, *, etag: str, cache_control: str) -> Response:
+    """302 to `url` (a presigned store URL), with no body and `Cache-Control: private,
+    no-store`; 304 (no `Location`, `cache_control`: what the store answers with) when
+    the client holds `etag`, as a streamed file's would."""
+    if _is_fresh(etag, None):
+        response = Response(status=304)
+        response.set_etag(etag)
+        response.headers["Cache-Control"] = cache_control
+        return response
+    response = Response(status=302)
+    response.headers["Location"] = url
+    response.headers["Cache-Control"] = REDIRECT_CACHE
+    return response
+
+
+def internal_file(uri: str, *, mimetype: str, etag: str, is_public: bool) -> Response:
+    """An empty body with `X-Accel-Redirect: uri`: nginx sends the file from its internal
+    location, keeping this Content-Type and Cache-Control (it sends its own ETag and
+    Last-Modified, and answers If-None-Match itself); 304 as `cached_file` when the
+    client holds `etag`."""
+    response = cached_file(b"", mimetype=mimetype, etag=etag, is_public=is_public)
+    if response.status_code != 304:
+        response.headers["X-Accel-Redirect"] = uri
+        response.headers.pop("ETag", None)  # nginx's, of the file it sends, stands
+    return response
+
+
+def _is_fresh(etag: str, modified: datetime | None) -> bool:
+    if request.if_none_match:  # If-None-Match decides when sent (RFC 9110 13.2.2)
+        return request.if_none_match.contains(etag)
+    since = request.if_modified_since
+    return modified is not None and since is not None and modified <= since
+
+
+def _not_modified(response: Response) -> None:
+    response.status_code = 304
+    response.set_data(b"")
+    response.headers.pop("Content-Length", None)

@@ -5,6 +5,10 @@ Keys look like `Medium/{image id}-612.jpg` (the website URL's tail). A write is 
 the bytes go to a temporary name beside the target (`.tmp-...`) and are renamed into place,
 so a reader never sees half a file; a killed upload leaves only temporary or complete files
 with no database row, which `flask images sweep` removes.
+
+Serving may skip the app's bytes (README: Images from storage): an S3 store signs
+short-lived URLs of its objects, and `internal_uri` names a local file for nginx's
+X-Accel-Redirect. Both take only a well-formed variant key, never a path from a request.
 """
 
 from __future__ import annotations
@@ -40,6 +44,20 @@ class StoredFile:
     key: str
     image_id: uuid.UUID | None  # None: a temporary or foreign file
     modified_utc: datetime
+
+
+def internal_uri(prefix: str, key: str) -> str:
+    """`prefix` + `key` for nginx's X-Accel-Redirect: the URI of an `internal` location
+    whose `alias` is the store's directory. Only a variant key (KEY_PATTERN: variant name,
+    UUID, size) is accepted, so no value can reach outside that directory."""
+    _require_variant_key(key)
+    base = prefix.strip("/")
+    return f"/{base}/{key}" if base else f"/{key}"
+
+
+def _require_variant_key(key: str) -> None:
+    if image_id_of(key) is None:
+        raise ValueError(f"not a variant key: {key!r}")
 
 
 def image_id_of(key: str) -> uuid.UUID | None:
@@ -114,10 +132,14 @@ class LocalImageStore:
 
 class S3ImageStore:
     """Objects in an S3-compatible bucket (boto3). A PUT is atomic on S3: an object appears
-    whole or not at all, so no temporary names are needed."""
+    whole or not at all, so no temporary names are needed.
 
-    def __init__(self, client: Any, bucket: str, prefix: str = "") -> None:
+    `signer` is the client that presigns URLs (no request is sent): by default `client`,
+    or one naming the endpoint clients reach when the app reaches the store elsewhere."""
+
+    def __init__(self, client: Any, bucket: str, prefix: str = "", *, signer: Any = None) -> None:
         self.client = client
+        self.signer = signer if signer is not None else client
         self.bucket = bucket
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
 
@@ -147,3 +169,22 @@ class S3ImageStore:
                 yield StoredFile(
                     key=key, image_id=image_id_of(key), modified_utc=item["LastModified"]
                 )
+
+    def presigned_url(
+        self, key: str, *, seconds: int, cache_control: str, head: bool = False
+    ) -> str:
+        """A URL that reads `key` without credentials for `seconds` (a GET, or a HEAD when
+        `head`: the method is part of the signature), answered as `image/jpeg` with
+        `cache_control`. Made here, with no request to the store."""
+        _require_variant_key(key)
+        url: str = self.signer.generate_presigned_url(
+            "head_object" if head else "get_object",
+            Params={
+                "Bucket": self.bucket,
+                "Key": self.prefix + key,
+                "ResponseContentType": "image/jpeg",
+                "ResponseCacheControl": cache_control,
+            },
+            ExpiresIn=seconds,
+        )
+        return url

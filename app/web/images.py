@@ -1,19 +1,23 @@
 """The website's image file URLs: /Images/{Variant}/{guid}-{size}.jpg (contract: Images
-rule 2), with the API download's visibility check, validators and caching."""
+rule 2), with the API download's visibility check, validators and caching. After the
+check, the settings choose how the file leaves (README: Images from storage): a 302 to a
+short-lived presigned URL of the S3 store, an empty answer nginx fills (X-Accel-Redirect),
+or the bytes themselves."""
 
 from __future__ import annotations
 
 from uuid import UUID
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 
 from app.auth import current_viewer
 from app.errors import NotFound
-from app.platform.http_files import cached_file
+from app.platform.http_files import cached_file, internal_file, redirect_file
 from app.services import images
 from app.storage.imaging import VARIANTS_BY_URL_NAME
 
 files = Blueprint("images_web", __name__)
+JPEG = "image/jpeg"
 
 
 @files.get("/Images/<string:variant>/<string:name>.jpg")
@@ -27,5 +31,14 @@ def image_file(variant: str, name: str) -> Response:
         image_id = None
     if found is None or image_id is None or size != str(found.size):
         raise NotFound("Image not found.", code="image_not_found")
-    file = images.read_variant(current_viewer(), image_id, found.name)
-    return cached_file(file.data, mimetype="image/jpeg", etag=file.etag, is_public=file.is_public)
+    served = images.serve_variant(
+        current_viewer(), image_id, found.name, head=request.method == "HEAD"
+    )
+    if served.store_url is not None:
+        held = images.presigned_cache_control(served.seconds)
+        return redirect_file(served.store_url, etag=served.etag, cache_control=held)
+    if served.internal_uri is not None:
+        return internal_file(
+            served.internal_uri, mimetype=JPEG, etag=served.etag, is_public=served.is_public
+        )
+    return cached_file(served.data, mimetype=JPEG, etag=served.etag, is_public=served.is_public)

@@ -2,32 +2,39 @@
 upload, delete, remove a parent's images, and the sweep of files without a row. The face
 other areas, the API, the website and the CLI call."""
 
-from app.services.images.files import image_store
+from app.services.images.files import image_store, redirect_origins
 from app.services.images.images import (
     ImageRejected,
+    ServedVariant,
     VariantFile,
     delete_account_images,
     delete_image,
     discard_files,
     list_images,
+    presigned_cache_control,
     read_variant,
     remove_children_images,
     remove_images_of,
+    serve_variant,
     upload_image,
 )
 from app.services.images.sweep import sweep_files
 
 __all__ = [
     "ImageRejected",
+    "ServedVariant",
     "VariantFile",
     "delete_account_images",
     "delete_image",
     "discard_files",
     "image_store",
     "list_images",
+    "presigned_cache_control",
     "read_variant",
+    "redirect_origins",
     "remove_children_images",
     "remove_images_of",
+    "serve_variant",
     "sweep_files",
     "upload_image",
 ]

@@ -5,6 +5,9 @@ consistent: an upload writes its files first and its row is committed last; a de
 removes the row and the files go only after the commit succeeded (a rollback keeps them).
 A crash in between leaves files without a row, never a row without files, and
 `flask images sweep` removes such files.
+
+With S3 the store also signs the short-lived URLs /Images/... redirects to (README:
+Images from storage), and the pages allow images from their origin.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction
@@ -27,9 +31,50 @@ def image_store(config: Mapping[str, Any]) -> ImageStore:
     """The store the settings name: `IMAGE_STORAGE=local` (the directory `IMAGE_ROOT`, the
     default) or `s3` (the bucket `IMAGE_S3_BUCKET` under `IMAGE_S3_PREFIX`)."""
     if config["IMAGE_STORAGE"] == "s3":
-        client = _s3_client(config["IMAGE_S3_ENDPOINT_URL"] or None, config["IMAGE_S3_REGION"])
-        return S3ImageStore(client, config["IMAGE_S3_BUCKET"], config["IMAGE_S3_PREFIX"])
+        return _s3_store(
+            config["IMAGE_S3_BUCKET"],
+            config["IMAGE_S3_PREFIX"],
+            config["IMAGE_S3_ENDPOINT_URL"] or None,
+            config["IMAGE_S3_PUBLIC_ENDPOINT"] or None,
+            config["IMAGE_S3_REGION"],
+        )
     return LocalImageStore(config["IMAGE_ROOT"])
+
+
+def redirecting_store(config: Mapping[str, Any]) -> S3ImageStore | None:
+    """The S3 store when /Images/... redirects to it (IMAGE_S3_REDIRECT, on by default),
+    else None (the app streams the bytes)."""
+    store = image_store(config)
+    if isinstance(store, S3ImageStore) and config["IMAGE_S3_REDIRECT"]:
+        return store
+    return None
+
+
+def redirect_origins(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """Origins /Images/... sends browsers to: a page's `img-src` must name them, or the
+    browser refuses the redirected image (CSP checks where a redirect lands)."""
+    if config["IMAGE_STORAGE"] != "s3" or not config["IMAGE_S3_REDIRECT"]:
+        return ()
+    endpoint = config["IMAGE_S3_PUBLIC_ENDPOINT"] or config["IMAGE_S3_ENDPOINT_URL"] or None
+    return (_url_origin(config["IMAGE_S3_BUCKET"], endpoint, config["IMAGE_S3_REGION"]),)
+
+
+@lru_cache(maxsize=4)
+def _url_origin(bucket: str, endpoint_url: str | None, region: str) -> str:
+    # From an unsigned URL (the same host as a signed one): a page never fails for want
+    # of credentials.
+    locator = _presigner(endpoint_url, region, signed=False)
+    url = locator.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "x"})
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+@lru_cache(maxsize=4)
+def _s3_store(
+    bucket: str, prefix: str, endpoint_url: str | None, public_url: str | None, region: str
+) -> S3ImageStore:
+    signer = _presigner(public_url or endpoint_url, region, signed=True)
+    return S3ImageStore(_s3_client(endpoint_url, region), bucket, prefix, signer=signer)
 
 
 @lru_cache(maxsize=4)
@@ -39,6 +84,22 @@ def _s3_client(endpoint_url: str | None, region: str) -> Any:
     import boto3
 
     return boto3.client("s3", endpoint_url=endpoint_url, region_name=region)
+
+
+@lru_cache(maxsize=8)
+def _presigner(endpoint_url: str | None, region: str, *, signed: bool) -> Any:
+    # Presigns only. SigV4: boto3 would sign with SigV2 in us-east-1, which MinIO and R2
+    # refuse. On AWS (no endpoint) virtual-hosted names, so a bucket outside us-east-1
+    # gets its region's host (bucket.s3.<region>.amazonaws.com): the global host answers
+    # such a bucket with a redirect that breaks the signature. Other endpoints keep
+    # boto3's path style (a bucket name in the host would not resolve there).
+    import boto3
+    from botocore import UNSIGNED
+    from botocore.config import Config
+
+    style = {} if endpoint_url else {"addressing_style": "virtual"}
+    config = Config(signature_version="s3v4" if signed else UNSIGNED, s3=style)
+    return boto3.client("s3", endpoint_url=endpoint_url, region_name=region, config=config)
 
 
 def remove_after_commit(store: ImageStore, keys: Iterable[str]) -> None:

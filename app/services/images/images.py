@@ -28,10 +28,15 @@ from app.models.image import ContentImage, ImageTarget
 from app.models.user import User
 from app.platform.database import lock_for_write
 from app.policies import images as image_policy
-from app.services.images.files import image_store, remove_after_commit, removed_in_transaction
+from app.services.images.files import (
+    image_store,
+    redirecting_store,
+    remove_after_commit,
+    removed_in_transaction,
+)
 from app.services.shared import budgets
 from app.storage import imaging
-from app.storage.images import image_keys, variant_key
+from app.storage.images import image_keys, internal_uri, variant_key
 
 
 @dataclass(frozen=True)
@@ -96,21 +101,73 @@ def list_images(viewer: Viewer, target: ImageTarget, parent_id: uuid.UUID) -> li
     return list(db.session.scalars(statement))
 
 
-def read_variant(viewer: Viewer, image_id: uuid.UUID, variant_name: str) -> VariantFile:
-    """One variant's JPEG bytes; 404 for a hidden parent or an unknown variant (rule 2)."""
+def _visible_variant(
+    viewer: Viewer, image_id: uuid.UUID, variant_name: str
+) -> tuple[ContentImage, imaging.Variant]:
     variant = imaging.VARIANTS_BY_NAME.get(variant_name)
     if variant is None:
         raise NotFound(
             "No such variant: use thumbnail, small, medium or large.",
             code="image_variant_not_found",
         )
-    image = image_policy.get_visible(viewer, image_id)
+    return image_policy.get_visible(viewer, image_id), variant
+
+
+def read_variant(viewer: Viewer, image_id: uuid.UUID, variant_name: str) -> VariantFile:
+    """One variant's JPEG bytes; 404 for a hidden parent or an unknown variant (rule 2)."""
+    image, variant = _visible_variant(viewer, image_id, variant_name)
     data = image_store(current_app.config).read(variant_key(image.id, variant))
     if data is None:
         raise NotFound("Image not found.", code="image_not_found")
     return VariantFile(
         data=data, etag=f"{image.id}-{variant.size}", is_public=image_policy.is_public(image)
     )
+
+
+@dataclass(frozen=True)
+class ServedVariant:
+    """How a visible variant leaves: `store_url` (a presigned URL to redirect to, good for
+    `seconds`), `internal_uri` (nginx sends the file from it), or else `data`, the bytes."""
+
+    etag: str
+    is_public: bool
+    data: bytes = b""
+    store_url: str | None = None
+    seconds: int = 0
+    internal_uri: str | None = None
+
+
+def presigned_cache_control(seconds: int) -> str:
+    """What the store answers a presigned URL with: no longer than the URL lives, and in
+    the caller's cache only (it may be a private image)."""
+    return f"private, max-age={seconds}"
+
+
+def serve_variant(
+    viewer: Viewer, image_id: uuid.UUID, variant_name: str, *, head: bool = False
+) -> ServedVariant:
+    """The visibility check of `read_variant` (rule 2), then the way out the settings
+    name (README: Images from storage): with S3 a presigned URL of IMAGE_PRESIGNED_SECONDS
+    (for a HEAD when `head`) unless IMAGE_S3_REDIRECT is off; locally with
+    IMAGE_ACCEL_REDIRECT_PREFIX the nginx-internal URI; else the bytes. The key comes from
+    the image row's id and the variant table, never from the request's path."""
+    config = current_app.config
+    store = redirecting_store(config)
+    local = config["IMAGE_STORAGE"] == "local"
+    prefix = config["IMAGE_ACCEL_REDIRECT_PREFIX"] if local else ""
+    if store is None and not prefix:
+        found = read_variant(viewer, image_id, variant_name)
+        return ServedVariant(etag=found.etag, is_public=found.is_public, data=found.data)
+    image, variant = _visible_variant(viewer, image_id, variant_name)
+    key = variant_key(image.id, variant)
+    etag, is_public = f"{image.id}-{variant.size}", image_policy.is_public(image)
+    if store is None:
+        return ServedVariant(etag, is_public, internal_uri=internal_uri(prefix, key))
+    seconds = max(1, int(config["IMAGE_PRESIGNED_SECONDS"]))
+    url = store.presigned_url(
+        key, seconds=seconds, cache_control=presigned_cache_control(seconds), head=head
+    )
+    return ServedVariant(etag, is_public, store_url=url, seconds=seconds)
 
 
 def upload_image(

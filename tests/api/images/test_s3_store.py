@@ -3,70 +3,21 @@ here on a local port (skipped, with the reason, when moto is not installed)."""
 
 from __future__ import annotations
 
-import socket
 import uuid
 from datetime import timedelta
 
 import pytest
+import requests
 
 from tests.api.images.conftest import upload
+from tests.api.images.s3 import BUCKET, S3_SETTINGS, keys
 from tests.conftest import assert_problem
 from tests.factories import make_user
-
-moto_server = pytest.importorskip(
-    "moto.server", reason="moto[server] (test extras) provides the S3-compatible server"
-)
-boto3 = pytest.importorskip("boto3")
-
-BUCKET = "images-test"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-PORT = _free_port()
-ENDPOINT = f"http://127.0.0.1:{PORT}"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def s3_server():
-    credentials = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in credentials.items():
-            patch.setenv(name, value)
-        server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=PORT)
-        server.start()
-        try:
-            yield
-        finally:
-            server.stop()
 
 
 @pytest.fixture
 def app_overrides():
-    return {
-        "IMAGE_STORAGE": "s3",
-        "IMAGE_S3_BUCKET": BUCKET,
-        "IMAGE_S3_PREFIX": "variants",
-        "IMAGE_S3_ENDPOINT_URL": ENDPOINT,
-    }
-
-
-@pytest.fixture
-def bucket(app):
-    client = boto3.client("s3", endpoint_url=ENDPOINT, region_name="us-east-1")
-    client.create_bucket(Bucket=BUCKET)
-    yield client
-    for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []):
-        client.delete_object(Bucket=BUCKET, Key=item["Key"])
-    client.delete_bucket(Bucket=BUCKET)
-
-
-def keys(client) -> list[str]:
-    return sorted(item["Key"] for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []))
+    return S3_SETTINGS
 
 
 def test_upload_download_and_delete_go_through_the_bucket(api, bucket, image_files):
@@ -84,8 +35,8 @@ def test_upload_download_and_delete_go_through_the_bucket(api, bucket, image_fil
     )
     assert image_files() == []  # nothing on the local disk
     response = api.get(record["mediumUrl"])
-    assert response.status_code == 200
-    assert response.data[:3] == b"\xff\xd8\xff"
+    assert response.status_code == 302  # to the bucket (README: Images from storage)
+    assert requests.get(response.headers["Location"], timeout=10).content[:3] == b"\xff\xd8\xff"
     assert api.as_user(alice).delete(f"/api/images/{guid}").status_code == 204
     assert keys(bucket) == []
     assert_problem(api.get(record["mediumUrl"]), 404)
