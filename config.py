@@ -347,6 +347,15 @@ class Config:
     # Each verification makes outbound requests; per client IP, Flask-Limiter notation.
     RATE_LIMIT_LINK_VERIFY = env_str("RATE_LIMIT_LINK_VERIFY", "30 per minute")
 
+    # Metrics (issue 29; app.web.metrics): GET /metrics answers a scraper sending this as
+    # `Authorization: Bearer ...` (at least 32 characters in production); unset, it is 404
+    # on the service's address.
+    METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+    # A second address gunicorn listens on (`HOST:PORT` or `unix:PATH`, not the service's
+    # port), where /metrics needs no token and nothing but /metrics and the health probes
+    # is served: keep it where only the monitoring can reach it. gunicorn.conf.py reads it.
+    METRICS_BIND = env_str("METRICS_BIND", "")
+
     # Webhooks (issue 25; docs/contract-notes.md, Webhooks). Deliveries go out under the
     # outbound rules above (checked addresses), with their own budget and answer cap.
     WEBHOOKS_PER_OWNER = env_int("WEBHOOKS_PER_OWNER", 20)  # per user, and per team

@@ -1,8 +1,19 @@
 """gunicorn settings (sync workers, as the design card says)."""
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
-bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+_port = os.environ.get("PORT", "8000")
+bind = [f"{os.environ.get('HOST', '127.0.0.1')}:{_port}"]
+# METRICS_BIND: a second listener where /metrics needs no token and nothing else is
+# served (app.web.metrics, which tells the listeners apart by port: never the same one).
+_metrics_bind = os.environ.get("METRICS_BIND", "").strip()
+if _metrics_bind:
+    if not _metrics_bind.startswith("unix:") and _metrics_bind.rpartition(":")[2] == _port:
+        raise SystemExit(f"METRICS_BIND ({_metrics_bind}) must not use the service's PORT")
+    bind.append(_metrics_bind)
 # Sync workers; errors gunicorn answers itself (414, 431, 400) come as problem+json too.
 worker_class = "app.platform.gunicorn_worker.ProblemJsonSyncWorker"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -24,3 +35,34 @@ errorlog = "-"
 logger_class = "app.platform.logs.RedactingGunicornLogger"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(L)ss rid=%({x-request-id}o)s'
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+
+# Metrics (app.platform.metrics): each worker writes its counts to files in
+# PROMETHEUS_MULTIPROC_DIR and a scrape adds up every process's. The directory is fresh
+# for each start of the server (counts of an earlier run would be added in): one of our
+# own (a new temporary directory, removed on exit) or the operator's, emptied here. Set
+# in the master before any worker starts, so every worker inherits it.
+def on_starting(server):
+    configured = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if configured:
+        directory = Path(configured)
+        directory.mkdir(parents=True, exist_ok=True)
+        for stale in directory.glob("*.db"):
+            stale.unlink()
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="location-notes-metrics-"))
+        server.metrics_dir_made = directory  # the arbiter outlives a reload (SIGHUP)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+
+
+def child_exit(server, worker):
+    # A gone worker's gauges ("live" ones: the pool in use) leave the sum; its counters stay.
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    made = getattr(server, "metrics_dir_made", None)
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)

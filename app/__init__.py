@@ -35,6 +35,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     for register in (
         register_extensions,
+        register_metrics,
         register_area_hooks,
         register_job_kinds,
         register_blueprints,
@@ -218,6 +219,18 @@ def register_extensions(app: Flask) -> None:
     jwt.init_app(app)
     register_jwt(app)
     init_limiter(app)
+
+
+def register_metrics(app: Flask) -> None:
+    """Requests counted and timed around the whole app, and the database pool measured
+    (app.platform.metrics; served at /metrics by app.web.metrics)."""
+    from app.extensions import db
+    from app.platform.database import measure_pool
+    from app.platform.metrics import RequestMetrics
+
+    with app.app_context():
+        measure_pool(db.engine)  # after the breaker and the idle ping (register_extensions)
+    app.wsgi_app = RequestMetrics(app.wsgi_app)  # type: ignore[method-assign]
 
 
 def register_blueprints(app: Flask) -> None:

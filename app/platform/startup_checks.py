@@ -31,6 +31,7 @@ def production_problems(config: Mapping[str, Any]) -> list[str]:
         *_mail_problems(config),
         *_limiter_problems(config),
         *_webhook_problems(config),
+        *_metrics_problems(config),
     ]
 
 
@@ -128,4 +129,14 @@ def _webhook_problems(config: Mapping[str, Any]) -> list[str]:
     return [
         "WEBHOOKS_ALLOW_LOOPBACK lets anyone with an account make this server post to its "
         "own loopback services (tests only); leave it unset."
+    ]
+
+
+def _metrics_problems(config: Mapping[str, Any]) -> list[str]:
+    token = str(config.get("METRICS_TOKEN") or "")
+    if not token or len(token) >= MIN_SECRET_LENGTH:
+        return []
+    return [
+        f"METRICS_TOKEN must be at least {MIN_SECRET_LENGTH} characters long: it opens "
+        "/metrics on the service's public address."
     ]

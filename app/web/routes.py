@@ -1,4 +1,5 @@
-"""Non-API routes: health probes, the offline API-docs assets and hosted map tiles."""
+"""Non-API routes: health probes, the offline API-docs assets and hosted map tiles (and,
+from app.web.metrics, the operator's /metrics)."""
 
 from __future__ import annotations
 
@@ -121,8 +122,10 @@ def hosted_tile(z: int, x: int, y: int) -> Response:
 
 def register_web(app: Flask) -> None:
     from app.web.images import files as image_files  # GET /Images/{Variant}/{guid}-{size}.jpg
+    from app.web.metrics import install_metrics  # GET /metrics, for the operator
     from app.web.pages import install_pages  # /, /{lang}/..., /trackable/{code}
 
     app.register_blueprint(web)
     app.register_blueprint(image_files)
+    install_metrics(app)
     install_pages(app)

@@ -29,6 +29,7 @@ NO_MATRIX = {
     "GET /api/docs/assets/{filename}": "static Swagger UI assets",
     "GET /healthz": "liveness probe, no data",
     "GET /readyz": "readiness probe, no data",
+    "GET /metrics": "operator metrics, token or METRICS_BIND: tests/platform/test_metrics.py",
     "GET /static/{filename}": "Flask's static files (none are served)",
     "GET /maps/tiles/{z}/{x}/{y}.png": "public map tiles",
     "GET /trackable/{code}": "the scan entry page: redirects by code, the same for everyone",

@@ -26,7 +26,7 @@ from app.models.job import Job, JobState
 from app.models.user import User
 from app.platform import jobs
 from app.platform.jobs import GiveUp, JobKind, Task, Worker
-from app.platform.metrics import counter
+from app.platform.metrics import value as metric_value
 from tests.conftest import make_test_app
 from tests.factories import count_rows as count
 from tests.jobs import job_kinds_added, run_jobs
@@ -135,7 +135,7 @@ def test_a_job_waits_for_its_delay(app):
 
 
 def test_a_failing_job_is_retried_with_growing_back_off_then_dead(app, caplog):
-    dead_before = counter("jobs_dead_total").value
+    dead_before = metric_value("jobs_dead_total")
     jobs.enqueue("test.fail", {})
     db.session.commit()
     clock = [utcnow()]
@@ -159,7 +159,7 @@ def test_a_failing_job_is_retried_with_growing_back_off_then_dead(app, caplog):
     job = the_job()
     assert (job.state, job.attempts, job.finished_utc) == (JobState.DEAD, 4, now)
     assert job.last_error == "RuntimeError: run 4 failed"
-    assert counter("jobs_dead_total").value == dead_before + 1
+    assert metric_value("jobs_dead_total") == dead_before + 1
     assert "is dead after 4 run(s)" in caplog.text
     assert run_jobs(app, clock=lambda: now + timedelta(days=1)) == 0  # dead stays dead
 

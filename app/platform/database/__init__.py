@@ -15,6 +15,7 @@ from app.platform.database.engine import (
     LAST_CHECKIN,
     enforce_foreign_keys,
     engine_options,
+    measure_pool,
     ping_when_idle,
 )
 from app.platform.database.locks import (
@@ -60,6 +61,7 @@ __all__ = [
     "is_outage",
     "lock_for_write",
     "lock_rows",
+    "measure_pool",
     "note_failure",
     "on_write_lock",
     "ping_when_idle",

@@ -1,5 +1,5 @@
 """How the engine treats its pooled connections: its settings, SQLite's foreign keys and
-index hints, and the ping of a connection that sat idle."""
+index hints, the ping of a connection that sat idle, and the pool's metrics."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from typing import Any
 from sqlalchemy import Table, event, exc, make_url
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.pool import Pool
 
+from app.platform import metrics
 from app.platform.database.guard import (
     deadline_connection,
 )
@@ -114,3 +116,55 @@ def ping_when_idle(engine: Engine, idle_seconds: float) -> None:
             engine.dialect.do_ping(dbapi_connection)
         except Exception as error:
             raise exc.DisconnectionError("the pooled connection did not answer") from error
+
+
+IN_USE = "metrics_in_use"  # on a pool entry's record_info: counted as checked out
+
+
+def measure_pool(engine: Engine) -> None:
+    """Export the pool's use (app.platform.metrics): connections checked out now, and how
+    long each checkout took (waiting for a free connection, opening one, its idle ping).
+
+    Register after the checkout listeners that may refuse a connection (the breaker, the
+    idle ping): a refused attempt is retried or fails before this one counts it. The mark
+    on the entry makes each checkout count once, and its return (or detachment) once."""
+
+    @event.listens_for(engine, "checkout")
+    def count_checkout(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        if not record.record_info.get(IN_USE):
+            record.record_info[IN_USE] = True
+            metrics.DB_POOL_IN_USE.inc()
+
+    @event.listens_for(engine, "checkin")
+    @event.listens_for(engine, "detach")
+    def count_return(dbapi_connection: Any, record: Any) -> None:
+        if record is not None and record.record_info.pop(IN_USE, False):
+            metrics.DB_POOL_IN_USE.dec()
+
+    # The pool has no event before a checkout, so its class becomes a subclass timing
+    # `connect()` (public; `recreate()`, on dispose, keeps the class).
+    engine.pool.__class__ = _timed_pool_class(type(engine.pool))
+
+
+_timed_pools: dict[type[Pool], type[Pool]] = {}
+
+
+def _timed_pool_class(pool_class: type[Pool]) -> type[Pool]:
+    if getattr(pool_class, "timed_checkout", False):
+        return pool_class
+    if pool_class not in _timed_pools:
+
+        def connect(self: Pool) -> Any:
+            started = time.perf_counter()
+            try:
+                return pool_class.connect(self)
+            finally:
+                metrics.DB_POOL_CHECKOUT_WAIT.observe(time.perf_counter() - started)
+
+        timed = type(
+            f"Timed{pool_class.__name__}",
+            (pool_class,),
+            {"connect": connect, "timed_checkout": True, "__module__": __name__},
+        )
+        _timed_pools[pool_class] = timed
+    return _timed_pools[pool_class]

@@ -25,16 +25,15 @@ from app.models.base import new_id, utcnow
 from app.models.job import Job, JobState
 from app.platform.database import begin_immediate
 from app.platform.jobs.kinds import JobKind, Registry, Task, job_kinds
-from app.platform.metrics import counter
+from app.platform.metrics import JOBS_DEAD, JOBS_DONE, JOBS_RETRIED
 
 log = logging.getLogger(__name__)
 
 AnySession = Session | scoped_session[Any]
 ERROR_MAX_LENGTH = 2000
 
-DONE = counter("jobs_done_total", "Jobs run to success.")
-RETRIED = counter("jobs_retried_total", "Failed job runs that will be tried again.")
-DEAD = counter("jobs_dead_total", "Jobs given up: attempts or age ran out, or the handler gave up.")
+# Counted here, exported with the others (app.platform.metrics).
+DONE, RETRIED, DEAD = JOBS_DONE, JOBS_RETRIED, JOBS_DEAD
 
 
 def app_session() -> Any:

@@ -26,6 +26,7 @@ from app.extensions import db
 from app.hooks import DeletionCounts
 from app.models.image import ContentImage, ImageTarget
 from app.models.user import User
+from app.platform import metrics
 from app.platform.database import lock_for_write
 from app.policies import images as image_policy
 from app.services.images.files import (
@@ -185,7 +186,8 @@ def upload_image(
     _check_parent_room(target, parent_id, config["IMAGES_PER_PARENT_MAX"])
     budgets.check(daily_budget(config), str(user_id))
     try:
-        made = imaging.make_variants(upload, image_limits(config))
+        with metrics.IMAGE_PIPELINE.labels(stage="process").time():
+            made = imaging.make_variants(upload, image_limits(config))
     except imaging.ImageRejected as error:
         raise ImageRejected(str(error), code=error.code) from error
     image = ContentImage(
@@ -198,8 +200,9 @@ def upload_image(
     )
     store = image_store(config)
     try:
-        for variant in imaging.VARIANTS:
-            store.put(variant_key(image.id, variant), made.variants[variant.name])
+        with metrics.IMAGE_PIPELINE.labels(stage="store").time():
+            for variant in imaging.VARIANTS:
+                store.put(variant_key(image.id, variant), made.variants[variant.name])
         # Files first (no lock held while writing them), then count and insert under the
         # parent's lock and the account's budget lock, always taken in this order.
         lock_for_write(db.session, f"images:{int(target)}:{parent_id}")

@@ -54,13 +54,7 @@ CLIENT, NETWORK = "secret-guess", "secret-guess-network"
 ACCOUNT, ACCOUNT_NETWORK = "secret-guess-account", "secret-guess-account-network"
 IPV6_CLIENT_PREFIX, IPV6_NETWORK_PREFIX, IPV4_NETWORK_PREFIX = 64, 48, 24
 
-MISSES = metrics.counter(
-    "secret_guess_misses_total", "Secret code misses counted against a client's guess budget."
-)
-ALARMS = metrics.counter(
-    "secret_guess_alarms_total",
-    "Times misses across all clients reached SECRET_GUESS_ALARM_MISSES in one window.",
-)
+MISSES, ALARMS = metrics.SECRET_GUESS_MISSES, metrics.SECRET_GUESS_ALARMS
 
 
 # Whose misses a refusal names, in the words of its 429 (the API's detail, the website).
@@ -218,6 +212,7 @@ def check_budget(
     ]
     if refused:
         seconds, budget = max(refused, key=lambda pair: pair[0])
+        metrics.GUESS_BUDGET_REFUSALS.labels(scope=SCOPES[budget.name]).inc()
         raise GuessBudgetExceeded(seconds, budget)
 
 

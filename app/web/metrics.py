@@ -1,0 +1,123 @@
+"""`GET /metrics`, Prometheus's text for the operator (app.platform.metrics lists what it
+holds), on one of two doors, and nowhere else:
+
+- `METRICS_TOKEN` set: on the service's own address, with `Authorization: Bearer <token>`
+  (compared in constant time); missing or wrong is 401 problem+json.
+- `METRICS_BIND` set: gunicorn listens there too (gunicorn.conf.py), and a request that
+  arrived at that listener (the socket's own address, not a header a client chooses)
+  reads /metrics without a token. That listener answers /metrics and the health probes
+  only, so it never becomes a second door to the service that skips the proxy.
+
+With neither, /metrics is the 404 of any unknown path. It is not in the OpenAPI document:
+it is the operator's, like the health probes.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Mapping
+from contextlib import suppress
+from typing import Any
+
+from flask import Blueprint, Flask, Response, current_app, request
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from app.errors import problem
+from app.extensions import db
+from app.platform import jobs, metrics
+from app.platform.database import check_database
+
+metrics_page = Blueprint("metrics", __name__)
+
+# What a request that arrived at METRICS_BIND may ask for.
+METRICS_LISTENER_PATHS = frozenset({"/metrics", "/healthz", "/readyz"})
+
+
+@metrics_page.get("/metrics")
+def metrics_text() -> Response:
+    """Every metric of the service, in Prometheus's text format."""
+    refusal = _refusal(current_app.config)
+    if refusal is not None:
+        return refusal
+    body = metrics.exposition(metrics.BacklogCollector(read_backlog))
+    return Response(body, content_type=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"})
+
+
+def _refusal(config: Mapping[str, Any]) -> Response | None:
+    if arrived_at(request.environ, str(config.get("METRICS_BIND") or "")):
+        return None
+    token = str(config.get("METRICS_TOKEN") or "")
+    if not token:
+        # Not served on this address: the same answer as a path nothing serves.
+        return problem(404, "Not Found", f"Nothing is served at {request.path}.", code="not_found")
+    scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
+    challenge = {"WWW-Authenticate": 'Bearer realm="metrics"'}
+    if scheme.lower() != "bearer" or not sent.strip():
+        detail = "The metrics need the bearer token of METRICS_TOKEN; none was sent."
+        return problem(
+            401, "Unauthorized", detail, code="authentication_required", headers=challenge
+        )
+    if not hmac.compare_digest(sent.strip().encode(), token.encode()):
+        detail = "The bearer token is not the metrics token."
+        return problem(401, "Unauthorized", detail, code="invalid_token", headers=challenge)
+    return None
+
+
+def read_backlog() -> jobs.Backlog | None:
+    """The jobs' backlog under the readiness check's deadline; None when the database
+    did not answer in time (the scrape still answers, with `jobs_backlog_up` 0)."""
+    try:
+        return check_database(db.session, current_app.config, read=lambda: jobs.backlog(db.session))
+    except Exception as error:  # any driver error: report what the files hold
+        with suppress(Exception):  # the connection may have died with the database
+            db.session.rollback()
+        current_app.logger.warning("metrics: the jobs' backlog was not read: %s", error)
+        return None
+
+
+def arrived_at(environ: Mapping[str, Any], bind: str) -> bool:
+    """Whether the request came in through the listener `bind` (`HOST:PORT`, `[::1]:PORT`
+    or `unix:PATH`), by the address the connection's socket was accepted on. Outside
+    gunicorn (tests, `flask run`) there is no such socket: never."""
+    sock = environ.get("gunicorn.socket")
+    if not bind or sock is None:
+        return False
+    try:
+        local = sock.getsockname()
+    except OSError:
+        return False
+    if bind.startswith("unix:"):
+        return bool(local == bind.removeprefix("unix:"))
+    host, _, port = bind.rpartition(":")
+    if isinstance(local, str) or str(local[1]) != port:
+        return False
+    # gunicorn.conf.py refuses METRICS_BIND on the service's own port, so the port tells
+    # the listeners apart; a literal address must match as well.
+    with suppress(ValueError):
+        wanted = ipaddress.ip_address(host.strip("[]"))
+        if not wanted.is_unspecified:
+            return _same_address(str(local[0]), wanted)
+    return True
+
+
+def _same_address(local: str, wanted: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    address = ipaddress.ip_address(local.split("%")[0])
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address == wanted
+
+
+def install_metrics(app: Flask) -> None:
+    """The /metrics route, and the METRICS_BIND listener's narrow door."""
+    app.register_blueprint(metrics_page)
+
+    @app.before_request
+    def metrics_listener_serves_metrics_only() -> Response | None:
+        bind = str(app.config.get("METRICS_BIND") or "")
+        if not bind or request.path in METRICS_LISTENER_PATHS:
+            return None
+        if not arrived_at(request.environ, bind):
+            return None
+        detail = f"Nothing is served at {request.path} on the metrics address."
+        return problem(404, "Not Found", detail, code="not_found")
