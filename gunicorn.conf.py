@@ -40,19 +40,30 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 # Metrics (app.platform.metrics): each worker writes its counts to files in
 # PROMETHEUS_MULTIPROC_DIR and a scrape adds up every process's. The directory is fresh
 # for each start of the server (counts of an earlier run would be added in): one of our
-# own (a new temporary directory, removed on exit) or the operator's, emptied here. Set
-# in the master before any worker starts, so every worker inherits it.
+# own (a new temporary directory, removed on exit) or the operator's, emptied here. It is
+# set while this file loads, before gunicorn imports the worker and logger classes: they
+# import prometheus_client, which chooses between per-process and file-backed values when
+# it is first imported, and the workers inherit that choice from the master.
+# A directory made by another process (a server that started this one) is not ours to
+# share: the marker names the process that made it.
+_OWN_METRICS_DIR = "LOCATION_NOTES_OWN_METRICS_DIR"
+_made_here = f"{os.getpid()}:{os.environ.get('PROMETHEUS_MULTIPROC_DIR', '')}"
+if (
+    not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    or os.environ.get(_OWN_METRICS_DIR, _made_here) != _made_here
+):
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="location-notes-metrics-")
+    os.environ[_OWN_METRICS_DIR] = f"{os.getpid()}:{os.environ['PROMETHEUS_MULTIPROC_DIR']}"
+
+
 def on_starting(server):
-    configured = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if configured:
-        directory = Path(configured)
-        directory.mkdir(parents=True, exist_ok=True)
-        for stale in directory.glob("*.db"):
-            stale.unlink()
-    else:
-        directory = Path(tempfile.mkdtemp(prefix="location-notes-metrics-"))
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    if os.environ.get(_OWN_METRICS_DIR) == f"{os.getpid()}:{directory}":
         server.metrics_dir_made = directory  # the arbiter outlives a reload (SIGHUP)
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink()
 
 
 def child_exit(server, worker):

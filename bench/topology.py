@@ -8,7 +8,8 @@ Then it checks what several machines must share, and prints each finding:
 - the login rate limit and the secret-guess budget hold across both instances;
 - an image uploaded through one instance is served through the other;
 - a rolling restart of each instance in turn, under a 32-connection mixed load through
-  nginx, drops no request (0 errors) and loses no acknowledged write.
+  nginx, drops no request (0 errors) and loses no acknowledged write;
+- the instances' /metrics count the requests sent through nginx.
 
 It exits 1 when a check fails. The production start's refusals are met, except for the
 documented test-rig override PUBLIC_BASE_URL_ALLOW_LOCAL (an http base URL on this machine).
@@ -46,6 +47,7 @@ BIN = Path(sys.executable).parent
 POSTGRES = "postgresql://postgres@127.0.0.1:5432"
 REDIS = "redis://127.0.0.1:6379/7"
 S3_KEY = "topology"  # moto accepts any credentials
+METRICS_TOKEN = secrets.token_urlsafe(32)
 PASSWORD = secrets.token_urlsafe(16)  # the rig's accounts only
 
 
@@ -295,6 +297,7 @@ def start(args: argparse.Namespace) -> Rig:
         "ACCESS_LOG": "off",
         "LOG_FORMAT": "json",
         "RATE_LIMIT_REGISTER": "1000 per hour",
+        "METRICS_TOKEN": METRICS_TOKEN,
     }
     import redis
 
@@ -520,6 +523,34 @@ def check_rolling_restart(rig: Rig, connections: int, seconds: float) -> bool:
     return not load.errors and not lost and bool(load.written)
 
 
+def status_requests_counted(rig: Rig) -> float:
+    """`GET /api/system/status` answered 2xx, summed over both instances' /metrics."""
+    total = 0.0
+    series = 'http_requests_total{method="GET",route="/api/system/status",status="2xx"}'
+    for index in range(2):
+        scraped = requests.get(
+            f"{rig.instance(index)}/metrics",
+            headers={"Authorization": f"Bearer {METRICS_TOKEN}"},
+            timeout=10,
+        )
+        expect(scraped.status_code == 200, scraped.text[:200])
+        for line in scraped.text.splitlines():
+            if line.startswith(series):
+                total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def check_metrics(rig: Rig, requests_sent: int = 300) -> bool:
+    """What a load sends through nginx is what the instances' metrics count."""
+    before = status_requests_counted(rig)
+    with requests.Session() as session:
+        for _ in range(requests_sent):
+            expect(session.get(f"{rig.proxy}/api/system/status", timeout=10).ok, "status")
+    counted = status_requests_counted(rig) - before
+    print(f"metrics: {requests_sent} status requests sent through nginx, {counted:.0f} counted")
+    return counted == requests_sent
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--connections", type=int, default=32)
@@ -535,6 +566,7 @@ def main() -> None:
         results["guess budget across instances"] = check_guess_budget(rig)
         results["image across instances"] = check_image_across_instances(rig)
         results["rolling restart"] = check_rolling_restart(rig, args.connections, args.seconds)
+        results["metrics count what was sent"] = check_metrics(rig)
     finally:
         rig.stop()
         if not args.keep:
