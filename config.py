@@ -229,6 +229,9 @@ class Config:
     # Comments and journey stops may say when the item was really seen (`observedUtc`, sent
     # later by a phone that was offline): older than this many days is refused.
     TRACKABLE_OBSERVED_MAX_AGE_DAYS = env_int("TRACKABLE_OBSERVED_MAX_AGE_DAYS", 365)
+    # Printable label sheets (POST /api/trackables/labels) per client address, Flask-Limiter
+    # notation: each draws up to 200 QR codes into a PDF, far more work than a read.
+    RATE_LIMIT_TRACKABLE_LABELS = env_str("RATE_LIMIT_TRACKABLE_LABELS", "30 per hour")
     # --- access sessions for secret codes (decisions: Access sessions for secret codes) ---
     # The signed HttpOnly SameSite=Lax cookie holding only a random client id; its sessions
     # are rows in trackable_access_sessions. Secure: None means "when ENV_NAME is production".

@@ -31,6 +31,15 @@ def app(database_url, tmp_path):
             '{"accessCode": "LN12345678", "body": "hi"}',
             '{"accessCode": "[redacted]", "body": "hi"}',
         ),
+        (
+            "{'secret_code': 'Kestrel-Vault_73', 'qr_token': 'aB3-x_9', 'text': 'hi'}",
+            "{'secret_code': '[redacted]', 'qr_token': '[redacted]', 'text': 'hi'}",
+        ),
+        (
+            '{"secretCode": "LN12345678", "scanUrl": "https://n.example/trackable/aB3-x_9"}',
+            # (the entry route takes anything after /trackable/: the rest of the line goes)
+            '{"secretCode": "[redacted]", "scanUrl": "https://n.example/trackable/[redacted]',
+        ),
         ("GET /de/trackables/LNK7M2Q9XT HTTP/1.1", "GET /de/trackables/[redacted] HTTP/1.1"),
         (
             "GET /en/trackables/active/0b0c6c1e-6a35-4a4e-9d57-1d2b1b3a2f10 HTTP/1.1",

@@ -542,6 +542,45 @@ TRACKABLES = {
             }
         ],
     },
+    "TrackableLabels": {
+        "layout": "avery-l7160",
+        "paper": "a4",
+        "text": "Found me? Scan the code and send me on.",
+        "skipLabels": 0,
+        "items": [
+            {"trackableId": TRACKABLE_ID, "secretCode": MASKED_CODE, "scanUrl": MASKED_SCAN_URL},
+            {
+                "trackableId": SECOND_TRACKABLE_ID,
+                "secretCode": MASKED_CODE,
+                "qrToken": "*" * 16,
+                "text": "Summer hike bug 2 of 10",
+            },
+        ],
+    },
+}
+LABELS_REFUSED = {
+    "403": {
+        "type": "about:blank",
+        "title": "Forbidden",
+        "status": 403,
+        "detail": "Item 1: the code does not belong to this trackable. Nothing was printed.",
+        "code": "trackable_access_code_invalid",
+        "refusedItems": [
+            {"index": 1, "code": "trackable_access_code_invalid", "fields": ["qrToken"]}
+        ],
+    },
+    "404": {
+        "type": "about:blank",
+        "title": "Not found",
+        "status": 404,
+        "detail": "Item 0: no trackable you can see has this id; item 1: the code does not "
+        "belong to this trackable. Nothing was printed.",
+        "code": "trackable_not_found",
+        "refusedItems": [
+            {"index": 0, "code": "trackable_not_found", "fields": []},
+            {"index": 1, "code": "trackable_access_code_invalid", "fields": ["secretCode"]},
+        ],
+    },
 }
 
 # --- images and compliance -------------------------------------------------------------------
@@ -926,4 +965,5 @@ OPERATIONS: dict[str, dict[str, Any]] = {
     "GET /api/images/trackable-groups/{trackableGroupId}": {
         "200": [image(4, "trackableGroupId", GROUP_ID)]
     },
+    "POST /api/trackables/labels": LABELS_REFUSED,
 }

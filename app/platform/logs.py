@@ -3,8 +3,9 @@
 `X-Request-ID` is taken from the proxy when it looks sane, otherwise generated, and echoed
 back on every response. Secrets never reach the logs: trackable codes in
 `/trackable/{code}` and the public page's `/{lang}/trackables/{code}`, the lookup query
-string and `accessCode` are redacted, also where the path or query is percent-encoded
-(`/trackabl%65/...`, `/trackable%2F...`, `?%63ode=`): the server routes the decoded form.
+string, `accessCode` and a label request's `secretCode` and `qrToken` are redacted, also
+where the path or query is percent-encoded (`/trackabl%65/...`, `/trackable%2F...`,
+`?%63ode=`): the server routes the decoded form.
 """
 
 from __future__ import annotations
@@ -37,9 +38,13 @@ SECRET_PATTERNS = [
     # A bare query string (gunicorn's `q` atom has no `?`), also %2F-encoded /trackable/.
     (re.compile(r"^((?:code|accessCode)=)[^&#\s]*", re.IGNORECASE), r"\1[redacted]"),
     (re.compile(r"(%2Ftrackable%2F)[^/?#&\s%]+", re.IGNORECASE), r"\1[redacted]"),
-    # JSON or Python reprs of a lookup body (`code`) or an access code (`access_code`).
+    # JSON or Python reprs of a lookup body (`code`), an access code (`access_code`), or a
+    # label request's item (`secret_code`, `qr_token`; its `scanUrl` holds /trackable/).
     (
-        re.compile(r"""(["'](?:code|access_?code)["']\s*:\s*["'])[^"']*""", re.IGNORECASE),
+        re.compile(
+            r"""(["'](?:code|access_?code|secret_?code|qr_?token)["']\s*:\s*["'])[^"']*""",
+            re.IGNORECASE,
+        ),
         r"\1[redacted]",
     ),
 ]

@@ -2,10 +2,10 @@
 Trackable activation; Trackable group membership; Authentication items 6-7; decisions:
 Responses the contract leaves open, Access sessions for secret codes).
 
-- Managing a trackable (moderation, settings, secret rotation, group changes as the
-  activator): its activator while they may still act for it (a team-owned one: while
-  they are an active member of its team), or a current admin of its team. An
-  unactivated trackable is managed by its creator, who holds its secret.
+- Managing a trackable (moderation, settings, secret rotation, printing its labels,
+  group changes as the activator): its activator while they may still act for it (a
+  team-owned one: while they are an active member of its team), or a current admin of
+  its team. An unactivated trackable is managed by its creator, who holds its secret.
 - Viewing: a manager always; an unlocker (secret code or QR token, by session cookie or
   by account) always; the owner scope of a note it is attached to (the note's owner, a
   team note's active members: Note visibility rule 4) while the note stands; everyone
@@ -88,6 +88,19 @@ def require_trackable_team(viewer: Viewer, team_id: uuid.UUID) -> None:
         raise TrackableError(
             "trackable_request_rejected", error.detail, status=error.status
         ) from error
+
+
+def label_refusal(viewer: Viewer, trackable: Trackable | None) -> str | None:
+    """Why the viewer may not print labels of this trackable (issue 28), as the code of the
+    refusal, or None when they may: its managers print labels (they hold, or may rotate
+    to, its secret). One that does not exist or that the viewer may not see is
+    `trackable_not_found` (404 alike); one they see but do not manage,
+    `trackable_request_rejected` (403)."""
+    if trackable is None or not can_view(viewer, trackable):
+        return "trackable_not_found"
+    if not can_manage(viewer, trackable):
+        return "trackable_request_rejected"
+    return None
 
 
 def require_manage(viewer: Viewer, trackable: Trackable) -> None:

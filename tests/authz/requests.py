@@ -52,6 +52,16 @@ def report(_world: Any, _caller: str) -> dict[str, Any]:
     return report_body()
 
 
+def labels_of(world: Any) -> dict[str, Any]:
+    """A label of the world's trackable, with its real codes (which the owner holds)."""
+    item = {
+        "trackableId": world.ids["trackable"],
+        "secretCode": world.secrets["trackable"],
+        "qrToken": world.secrets["trackable_qr"],
+    }
+    return {"layout": "avery-l7160", "items": [item]}
+
+
 NOTE = {"title": "A title"}
 SYNC_DEVICE = "5b0f3c52-9a8e-4f0e-8a43-8c1d2e7f6a10"
 NEAR = {"latitude": 1, "longitude": 1, "radiusKm": 10}
@@ -268,6 +278,7 @@ CALLS: dict[str, Call] = {
         json=lambda w, c: {"name": f"New group {next(_unique)}", "trackableCount": 1}
     ),
     "POST /api/trackables/{trackableId}/secret/rotate": Call(json={}),
+    "POST /api/trackables/labels": Call(json=lambda w, c: labels_of(w)),
     "GET /api/trackables/{trackableId}/journey": Call(),
     "POST /api/trackables/{trackableId}/journey-stops": Call(json={"latitude": 1, "longitude": 1}),
     "DELETE /api/trackables/{trackableId}/journey-stops/{journeyStopId}": Call(),

@@ -251,6 +251,7 @@ def build_world(app: Flask, state_kind: str | None, state: str) -> World:
     world.secrets.update(
         gate=codes_of(gate)[0],
         trackable=codes_of(trackable)[0],
+        trackable_qr=codes_of(trackable)[1],
         unactivated=codes_of(unactivated)[0],
     )
     world.ids.update(

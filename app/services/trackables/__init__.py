@@ -1,7 +1,7 @@
 """Trackables (contract: Trackable; Trackable group; Trackable activation; Trackable group
 membership; Trackable watch; Active secret session; decisions: Trackable codes, Access
 sessions for secret codes): codes, creation, groups, activation, lookup, access sessions,
-watches, comments and journeys. The face other areas and the API call."""
+watches, comments, journeys and printable labels. The face other areas and the API call."""
 
 from app.services.trackables.accounts import delete_account_trackables
 from app.services.trackables.activation import Activation, activate
@@ -54,6 +54,16 @@ from app.services.trackables.guesses import (
 )
 from app.services.trackables.issuing import IssuedCodes, SecretCodeTaken
 from app.services.trackables.journey import record_stop
+from app.services.trackables.label_sheets import LAYOUTS as LABEL_LAYOUTS
+from app.services.trackables.label_sheets import PAPERS as LABEL_PAPERS
+from app.services.trackables.labels import (
+    LABEL_TEXT_MAX_LENGTH,
+    LABELS_MAX_ITEMS,
+    LabelItem,
+    LabelItemsRefused,
+    LabelSheet,
+    check_labels,
+)
 from app.services.trackables.lookup import (
     SITE_LANGUAGES,
     LookupResult,
@@ -99,6 +109,10 @@ from app.services.trackables.watches import (
 )
 
 __all__ = [
+    "LABELS_MAX_ITEMS",
+    "LABEL_LAYOUTS",
+    "LABEL_PAPERS",
+    "LABEL_TEXT_MAX_LENGTH",
     "SITE_LANGUAGES",
     "AccessCookie",
     "Activation",
@@ -119,6 +133,9 @@ __all__ = [
     "GuessClient",
     "IssuedCodes",
     "IssuedTrackable",
+    "LabelItem",
+    "LabelItemsRefused",
+    "LabelSheet",
     "LookupResult",
     "MyWatches",
     "NoteAtPoint",
@@ -137,6 +154,7 @@ __all__ = [
     "attach_to_note",
     "check_budget",
     "check_code_keys",
+    "check_labels",
     "convert_stop",
     "count_miss",
     "create_group",

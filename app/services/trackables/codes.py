@@ -204,6 +204,26 @@ def typed_hashes(settings: CodeSettings, code: str) -> list[str]:
     return [found for form in typed_forms(settings, code) for found in chain_hashes(settings, form)]
 
 
+def matching_form(
+    settings: CodeSettings, code: str, stored: Iterable[str], *, exact: bool = False
+) -> str | None:
+    """The normalised form of a typed `code` (or `code` itself when `exact`, as QR tokens
+    are compared) whose hash, at any key generation, is one of the `stored` hashes; None
+    when none is. Every candidate hash is compared with every stored one, in constant
+    time each (hmac.compare_digest), whatever matched first."""
+    known = list(stored)
+    forms = [code] if exact else typed_forms(settings, code)
+    found = None
+    for form in forms:
+        hit = False
+        for candidate in chain_hashes(settings, form):
+            for stored_hash in known:
+                hit |= hmac.compare_digest(candidate, stored_hash)
+        if hit and found is None:
+            found = form
+    return found
+
+
 def foreign_kind(settings: CodeSettings, code: str) -> str | None:
     """`foreign` for another system's code (TB...), `sister` for a sister deployment's
     secret (GT... here on LN), else None: a miss for these carries a help link."""

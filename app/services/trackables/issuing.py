@@ -77,7 +77,13 @@ class IssuedCodes:
     qr_token: str
 
     def scan_url(self, base_url: str) -> str:
-        return f"{base_url.rstrip('/')}/trackable/{self.qr_token}"
+        return scan_url(base_url, self.qr_token)
+
+
+def scan_url(base_url: str, qr_token: str) -> str:
+    """What a trackable's QR code encodes (decisions: Trackable codes): the website's entry
+    route with the QR token, `{base_url}/trackable/{token}`."""
+    return f"{base_url.rstrip('/')}/trackable/{qr_token}"
 
 
 def _taken_under_older_keys(settings: CodeSettings, normalised: Sequence[str]) -> bool:
