@@ -371,6 +371,24 @@ class Config:
     # Test rigs only (a receiver on 127.0.0.1); a production start refuses it.
     WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", False)
 
+    # Personal data export (issue 28; docs/contract-notes.md, Data export): exports one
+    # account may ask for in any 24 hours (429 past it), how long a finished one may be
+    # downloaded, and how long its record stays after that (then GET answers 404).
+    EXPORTS_PER_USER_PER_DAY = env_int("EXPORTS_PER_USER_PER_DAY", 3)
+    EXPORT_DOWNLOAD_HOURS = env_float("EXPORT_DOWNLOAD_HOURS", 24.0)
+    EXPORT_KEEP_DAYS = env_float("EXPORT_KEEP_DAYS", 7.0)
+    # The image files put into one export, in all (the largest kept size of each); past
+    # it images are listed without their file (the website addresses still work).
+    EXPORT_IMAGE_FILES_MAX_BYTES = env_int("EXPORT_IMAGE_FILES_MAX_BYTES", 512 * 1024 * 1024)
+    # Where finished exports are kept until they expire: "local" (EXPORT_ROOT; shared by
+    # every machine that serves downloads) or "s3"; empty follows IMAGE_STORAGE. On S3 the
+    # bucket is EXPORT_S3_BUCKET (empty: IMAGE_S3_BUCKET) under EXPORT_S3_PREFIX, with
+    # the image store's endpoint, region and credentials.
+    EXPORT_STORAGE = env_str("EXPORT_STORAGE", "")
+    EXPORT_ROOT = Path(env_str("EXPORT_ROOT", str(INSTANCE_DIR / "exports")))
+    EXPORT_S3_BUCKET = env_str("EXPORT_S3_BUCKET", "")
+    EXPORT_S3_PREFIX = env_str("EXPORT_S3_PREFIX", "exports")
+
     # Compliance (contract: Compliance; docs/contract-notes.md, Compliance)
     # Reports and error posts per client IP (Flask-Limiter notation), signed in or not.
     RATE_LIMIT_COMPLIANCE = env_str("RATE_LIMIT_COMPLIANCE", "20 per hour")

@@ -92,6 +92,7 @@ def register_area_hooks(app: Flask) -> None:
         identity,
         images,
         notes,
+        privacy,
         teams,
         trackables,
         webhooks,
@@ -120,6 +121,7 @@ def register_area_hooks(app: Flask) -> None:
             events.delete_account_notifications,  # the inbox
             events.delete_account_area_watches,
             webhooks.delete_account_webhooks,  # its subscriptions, personal and team
+            privacy.delete_account_exports,  # its data exports, files after the commit
             identity.remove_identity_data,  # tokens, codes: last
         ),
         parent_removals=(
@@ -136,7 +138,7 @@ def register_area_hooks(app: Flask) -> None:
 def register_job_kinds(app: Flask) -> None:
     """Every kind of background job a worker runs (app.platform.jobs), by area."""
     from app.platform.jobs import install_job_kinds
-    from app.services import events, identity, webhooks
+    from app.services import events, identity, privacy, webhooks
 
     install_job_kinds(
         app,
@@ -145,8 +147,12 @@ def register_job_kinds(app: Flask) -> None:
             *events.JOB_KINDS,  # an event's fan-out to inboxes
             *events.MAIL_JOB_KINDS,  # notification mail: one per notification, daily digests
             *webhooks.JOB_KINDS,  # webhook deliveries, and the mail of one switched off
+            *privacy.JOB_KINDS,  # data exports, and the mail that one is ready
         ),
-        clean_ups=(webhooks.remove_old_deliveries,),  # deliveries kept 30 days
+        clean_ups=(
+            webhooks.remove_old_deliveries,  # deliveries kept 30 days
+            privacy.sweep_exports,  # expired exports' files, old records, stray files
+        ),
     )
 
 

@@ -317,6 +317,20 @@ ERROR_CODES: Mapping[str, ErrorCode] = _entries(
     ),
     ("webhook_disabled", 409, "The webhook is switched off; switch it on first."),
     ("webhook_delivery_pending", 409, "The delivery is still being tried; wait for its outcome."),
+    # --- data export ---
+    ("account_export_not_found", 404, "No such data export of the caller's."),
+    (
+        "account_export_in_progress",
+        409,
+        "The account's previous export is still being made (`exportId`); wait for it.",
+    ),
+    ("account_export_not_ready", 409, "The export is not made yet, or it failed: see `state`."),
+    ("account_export_expired", 410, "The export's download time ran out; ask for a new one."),
+    (
+        "account_export_daily_limit_reached",
+        429,
+        "The account asked for its exports for the day; wait `Retry-After`.",
+    ),
 )
 
 

@@ -96,6 +96,7 @@ def make_test_app(database_url: str, tmp_path: Path, **overrides: Any) -> Flask:
         "TESTING": True,
         "SQLALCHEMY_DATABASE_URI": database_url,
         "IMAGE_ROOT": tmp_path / "images",
+        "EXPORT_ROOT": tmp_path / "exports",
         "MAP_TILE_ROOT": tmp_path / "tiles",
         # Shared by a worker's tests: the base map's thinned land mask is built once.
         "MAP_TILE_CACHE": tmp_path / "tile-cache",
@@ -134,7 +135,11 @@ def _reset_app(app: Flask, tmp_path: Path) -> None:
     config, extensions = _pristine[id(app)]
     app.config.clear()
     app.config.update(config)
-    app.config.update(IMAGE_ROOT=tmp_path / "images", MAP_TILE_ROOT=tmp_path / "tiles")
+    app.config.update(
+        IMAGE_ROOT=tmp_path / "images",
+        EXPORT_ROOT=tmp_path / "exports",
+        MAP_TILE_ROOT=tmp_path / "tiles",
+    )
     app.extensions.clear()  # the mail outbox, hooks a test replaced
     app.extensions.update(extensions)
     # The limiter is one per process: its storage is that of the app made last, which

@@ -18,6 +18,7 @@ def register_blueprints(app: Flask) -> None:
     from app.api.links.routes import blp as links_blp
     from app.api.notes.routes import blp as notes_blp
     from app.api.notifications import blp as notifications_blp
+    from app.api.privacy import blp as privacy_blp
     from app.api.sync.routes import blp as sync_blp
     from app.api.system.routes import blp as system_blp
     from app.api.teams import blp as teams_blp
@@ -31,6 +32,7 @@ def register_blueprints(app: Flask) -> None:
         system_blp,
         links_blp,
         identity_blp,
+        privacy_blp,
         notes_blp,
         categories_blp,
         teams_blp,

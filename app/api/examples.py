@@ -156,6 +156,7 @@ SYSTEM = {
             },
             "trackableCreations": {"attempts": 200, "windowMinutes": 60},
             "imageUploads": {"attempts": 200, "windowMinutes": 1440},
+            "accountExports": {"attempts": 3, "windowMinutes": 1440},
             "secretRotations": {"attempts": 10, "windowMinutes": 60},
             "rateLimits": {
                 "login": "20 per minute",
@@ -856,6 +857,23 @@ WEBHOOKS = {
 }
 
 
+# --- data export -----------------------------------------------------------------------------
+
+EXPORT_ID = "3b8f2c71-5d0e-4a69-9c14-7e2a6d8b0f53"
+
+PRIVACY = {
+    "AccountExport": {
+        "exportId": EXPORT_ID,
+        "state": "done",
+        "createdUtc": "2026-12-02T08:00:00.000Z",
+        "finishedUtc": "2026-12-02T08:00:41.512Z",
+        "expiresUtc": "2026-12-03T08:00:41.512Z",
+        "sizeBytes": 4821377,
+        "downloadUrl": f"/api/account/export/{EXPORT_ID}/download",
+    },
+}
+
+
 COMPONENTS = {
     "ReusedTagProblem": {
         "type": "about:blank",
@@ -886,6 +904,7 @@ SCHEMAS: dict[str, Any] = {
     **COMPLIANCE,
     **NOTIFICATIONS,
     **WEBHOOKS,
+    **PRIVACY,
     **COMPONENTS,
 }
 
@@ -909,6 +928,16 @@ def _membership(status: str, **fields: Any) -> dict[str, Any]:
 # ("request" for the request body) -> example.
 OPERATIONS: dict[str, dict[str, Any]] = {
     "GET /api/notes/mine/gpx": {"200": GPX},
+    "POST /api/account/export": {
+        "202": {
+            **PRIVACY["AccountExport"],
+            "state": "queued",
+            "finishedUtc": None,
+            "expiresUtc": None,
+            "sizeBytes": None,
+            "downloadUrl": None,
+        }
+    },
     "GET /api/teams/{teamId}/notes/gpx": {"200": GPX},
     "GET /api/teams/{teamId}/notes": {"200": [TEAM_NOTE]},
     "POST /api/teams/{teamId}/notes": {"201": TEAM_NOTE},

@@ -11,6 +11,7 @@ from app.models.job import Job, JobState
 from app.models.note import Note, NoteComment
 from app.models.note_search import SEARCH_CONFIGS  # and the search index's DDL
 from app.models.notification_mail import NotificationDigest, NotificationMail, NotificationSettings
+from app.models.privacy import AccountExport, ExportState
 from app.models.ratelimit import RateLimitCounter
 from app.models.sync import SyncClock, SyncDeparture, SyncNoteMutation
 from app.models.team import Team, TeamInviteLink, TeamMembership
@@ -32,6 +33,7 @@ from app.models.webhook import WebhookAttempt, WebhookDelivery, WebhookSubscript
 
 __all__ = [
     "SEARCH_CONFIGS",
+    "AccountExport",
     "AreaWatch",
     "Base",
     "BudgetSpend",
@@ -40,6 +42,7 @@ __all__ = [
     "ContentReport",
     "EmailCode",
     "Event",
+    "ExportState",
     "ImageTarget",
     "Job",
     "JobState",

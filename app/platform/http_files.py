@@ -2,14 +2,15 @@
 (or, when the request has none, on If-Modified-Since for a response that has a date).
 
 Used by the image download route of the API and the website's /Images/... URLs, which
-answer the same way, and by the website's Atom feeds. /Images/... may also answer without
-the bytes (README: Images from storage): a redirect to a presigned store URL
-(`redirect_file`), or an empty body nginx fills from an internal location
-(`internal_file`).
+answer the same way, and by the website's Atom feeds; `attachment` streams a download
+(a data export) past every cache. /Images/... may also answer without the bytes (README:
+Images from storage): a redirect to a presigned store URL (`redirect_file`), or an empty
+body nginx fills from an internal location (`internal_file`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from flask import Response, request
@@ -88,3 +89,12 @@ def _not_modified(response: Response) -> None:
     response.status_code = 304
     response.set_data(b"")
     response.headers.pop("Content-Length", None)
+
+def attachment(chunks: Iterable[bytes], *, size: int, mimetype: str, filename: str) -> Response:
+    """A file streamed to the client as a download (`Content-Disposition: attachment`)
+    that no cache keeps: a personal data export, read chunk by chunk from its store."""
+    response = Response(chunks, mimetype=mimetype, direct_passthrough=True)
+    response.content_length = size
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response.headers["Cache-Control"] = "private, no-store"
+    return response

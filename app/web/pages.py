@@ -37,7 +37,7 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from app.platform.database import primary_when
 from app.services import trackables
-from app.web import account, active, beta, entry, help_pages, public
+from app.web import account, active, beta, entry, exports, help_pages, public
 from app.web.errors import install_error_pages
 from app.web.feeds import add_routes as add_feed_routes
 from app.web.forms import CodeForm
@@ -60,6 +60,7 @@ entry.add_routes(pages)
 public.add_routes(pages)
 active.add_routes(pages)
 account.add_routes(pages)
+exports.add_routes(pages)
 beta.add_routes(pages)
 help_pages.add_routes(pages)
 LANGUAGE_FREE = {**entry.LANGUAGE_FREE, **beta.LANGUAGE_FREE, **help_pages.LANGUAGE_FREE}
@@ -127,8 +128,8 @@ def _other_language_url(lang: str) -> str | None:
     args = dict(request.view_args or {})
     if g.get("page_not_found"):  # never echo what was typed into the address
         return None
-    if request.endpoint == "pages.public_page":
-        return url_for("pages.public_page", **args, lang=lang)
+    if request.endpoint in {"pages.public_page", "pages.account_export"}:
+        return url_for(request.endpoint, **args, lang=lang)
     endpoint = request.endpoint or ""
     endpoint = LANGUAGE_FREE.get(endpoint, endpoint)
     if endpoint in LANGUAGE_FREE.values():  # a page that takes no arguments

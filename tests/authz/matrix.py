@@ -40,6 +40,10 @@ MATRIX: dict[str, dict[str, str]] = {
     "POST /api/auth/manage/info": {"-": "401 200 200 200 200 200 401 200"},
     "POST /api/auth/manage/2fa": {"-": "401 200 200 200 200 200 401 200"},
     "DELETE /api/account": {"-": "401 200 200 200 200 200 401 200"},
+    # data exports: the account's own; everyone else 404, super-admins included
+    "POST /api/account/export": {"-": "401 202 202 202 202 202 401 202"},
+    "GET /api/account/export/{exportId}": {"-": "401 200 404 404 404 404 401 404"},
+    "GET /api/account/export/{exportId}/download": {"-": "401 200 404 404 404 404 401 404"},
     "POST /api/sync/push": {"-": "401 200 200 200 200 200 401 200"},
     "POST /api/sync/pull": {
         "Private": "401 200+ 200- 200- 200- 200- 401 200-",

@@ -88,6 +88,7 @@ DEFAULT_PATH = {
     "contentReportId": "report",
     "contentImageId": "image",
     "variant": "=small",  # "=": the value itself
+    "exportId": "account_export",
 }
 TEAM_PATH = {"noteId": "team_note", "categoryId": "team_category"}
 
@@ -232,6 +233,9 @@ CALLS: dict[str, Call] = {
     "DELETE /api/trackables/groups/{trackableGroupId}/watch": Call(),
     "GET /api/trackables/watches": Call(),
     "GET /api/notifications": Call(),
+    "POST /api/account/export": Call(),
+    "GET /api/account/export/{exportId}": Call(),
+    "GET /api/account/export/{exportId}/download": Call(),
     "GET /api/notifications/unread-count": Call(),
     # another user's id is ignored, never refused: every signed-in caller gets 204
     "POST /api/notifications/read": Call(json={"upTo": "4f1c9e2a-7b3d-4c58-9e06-2a8d5b7c1f34"}),

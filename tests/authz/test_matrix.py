@@ -58,6 +58,14 @@ NO_MATRIX = {
     "GET /{lang}/sign-in": "the sign-in form, the same for everyone",
     "POST /{lang}/sign-in": "website sign-in, as the identity area decides: tests/web/",
     "POST /{lang}/sign-out": "ends this browser's page session (tests/web/test_sign_in.py)",
+    "GET /{lang}/account/export/{exportId}": (
+        "a data export's page, behind the website sign-in, its owner's alone "
+        "(tests/web/test_account_export_page.py)"
+    ),
+    "GET /{lang}/account/export/{exportId}/download": (
+        "a data export's file on the website, its signed-in owner's alone "
+        "(tests/web/test_account_export_page.py)"
+    ),
     "GET /{lang}/trackables": (
         "the public list: public items only, by the same policy filter as the API's list "
         "(tests/web/test_entry_pages.py)"

@@ -158,6 +158,15 @@ class World:
             db.session.commit()
         self.ids["webhook_delivery"] = delivery_id
 
+    def _make_account_export(self) -> None:
+        """The owner's data export, made by the worker (ready for download)."""
+        from tests.jobs import run_jobs
+
+        response = self.request("owner", "POST", "/api/account/export")
+        assert response.status_code == 202, response.get_data(as_text=True)
+        run_jobs(self.app)
+        self.ids["account_export"] = response.get_json()["exportId"]
+
     def _make_report(self) -> None:
         from tests.api.compliance.conftest import report_body
 

@@ -63,6 +63,7 @@ def world() -> tuple[Any, dict[str, str]]:
         "areaWatchId": str(uuid.uuid4()),
         "webhookId": str(uuid.uuid4()),
         "deliveryId": str(uuid.uuid4()),
+        "exportId": str(uuid.uuid4()),
         "variant": "small",
     }
 

@@ -107,6 +107,9 @@ class LimitsSchema(Schema):
     secret_rotations = fields.Nested(
         AccountLimitSchema, metadata={"description": "POST /api/trackables/{id}/secret/rotate."}
     )
+    account_exports = fields.Nested(
+        AccountLimitSchema, metadata={"description": "POST /api/account/export."}
+    )
     rate_limits = fields.Nested(RateLimitsSchema)
     report_duplicate_window_minutes = fields.Integer(
         metadata={"description": "A repeated report of the same content within it is one."}

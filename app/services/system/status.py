@@ -124,6 +124,10 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
             "window_minutes": 60,
         },
         "image_uploads": {"attempts": config["IMAGES_PER_USER_PER_DAY"], "window_minutes": 1440},
+        "account_exports": {
+            "attempts": config["EXPORTS_PER_USER_PER_DAY"],
+            "window_minutes": 1440,
+        },
         "secret_rotations": {
             "attempts": config["SECRET_ROTATE_LIMIT"],
             "window_minutes": config["SECRET_ROTATE_WINDOW_MINUTES"],

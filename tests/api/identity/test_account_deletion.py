@@ -86,6 +86,7 @@ def test_the_factory_lists_every_area_clean_up_in_order(app):
         identity,
         images,
         notes,
+        privacy,
         teams,
         trackables,
         webhooks,
@@ -104,6 +105,7 @@ def test_the_factory_lists_every_area_clean_up_in_order(app):
         events.delete_account_notifications,
         events.delete_account_area_watches,
         webhooks.delete_account_webhooks,
+        privacy.delete_account_exports,
         identity.remove_identity_data,
     ]
 

@@ -68,6 +68,7 @@ def test_status_publishes_limits(api):
     assert limits["trackableCreations"] == {"attempts": 200, "windowMinutes": 60}
     assert limits["imageUploads"] == {"attempts": 500, "windowMinutes": 1440}
     assert limits["secretRotations"] == {"attempts": 10, "windowMinutes": 60}
+    assert limits["accountExports"] == {"attempts": 3, "windowMinutes": 1440}
     assert limits["maxFormParts"] == 1000
     assert limits["maxFormFieldBytes"] == 500_000
 

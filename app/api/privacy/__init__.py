@@ -1,0 +1,5 @@
+"""Personal data export (issue 28): ask for an export, follow it, download it."""
+
+from app.api.privacy.routes import blp
+
+__all__ = ["blp"]
