@@ -157,6 +157,12 @@ SYSTEM = {
             "trackableCreations": {"attempts": 200, "windowMinutes": 60},
             "imageUploads": {"attempts": 200, "windowMinutes": 1440},
             "secretRotations": {"attempts": 10, "windowMinutes": 60},
+            "finderPhotos": {
+                "perEntry": 4,
+                "perSession": 12,
+                "perNetwork": 60,
+                "windowMinutes": 1440,
+            },
             "rateLimits": {
                 "login": "20 per minute",
                 "register": "10 per hour",
@@ -549,7 +555,7 @@ TRACKABLES = {
 
 def image(target_type: int, parent_field: str, parent_id: str) -> dict[str, Any]:
     """An image record of one parent (targetType: 0 profile, 1 note, 2 team, 3 trackable,
-    4 trackable group)."""
+    4 trackable group, 5 trackable comment, 6 journey stop)."""
     return {
         "contentImageId": IMAGE_ID,
         "targetType": target_type,
@@ -926,4 +932,14 @@ OPERATIONS: dict[str, dict[str, Any]] = {
     "GET /api/images/trackable-groups/{trackableGroupId}": {
         "200": [image(4, "trackableGroupId", GROUP_ID)]
     },
+    "POST /api/images/trackable-comments/{commentId}": {
+        "201": {"image": image(5, "trackableCommentId", TRACKABLE_COMMENT_ID)}
+    },
+    "GET /api/images/trackable-comments/{commentId}": {
+        "200": [image(5, "trackableCommentId", TRACKABLE_COMMENT_ID)]
+    },
+    "POST /api/images/journey-stops/{journeyStopId}": {
+        "201": {"image": image(6, "journeyStopId", STOP_ID)}
+    },
+    "GET /api/images/journey-stops/{journeyStopId}": {"200": [image(6, "journeyStopId", STOP_ID)]},
 }
