@@ -277,6 +277,15 @@ class Config:
     # image_limit_reached past it); images one account may upload in 24 hours (429).
     IMAGES_PER_PARENT_MAX = env_int("IMAGES_PER_PARENT_MAX", 400)
     IMAGES_PER_USER_PER_DAY = env_int("IMAGES_PER_USER_PER_DAY", 500)
+    # Finders' photos (images of a trackable comment or journey stop): at most this many
+    # per comment or stop (400 image_limit_reached), a few shots of one find. An anonymous
+    # finder has no account to count against: its photos count per access session and per
+    # network (IPv4 /24, IPv6 /48) in any window of FINDER_PHOTOS_WINDOW_MINUTES (429
+    # finder_photo_limit_reached), kept in the database so every process shares them.
+    FINDER_PHOTOS_PER_ENTRY = env_int("FINDER_PHOTOS_PER_ENTRY", 4)
+    FINDER_PHOTOS_PER_SESSION = env_int("FINDER_PHOTOS_PER_SESSION", 12)
+    FINDER_PHOTOS_PER_NETWORK = env_int("FINDER_PHOTOS_PER_NETWORK", 60)
+    FINDER_PHOTOS_WINDOW_MINUTES = env_int("FINDER_PHOTOS_WINDOW_MINUTES", 1440)
     # Where variants are stored: "local" (IMAGE_ROOT) or "s3" (an S3-compatible bucket;
     # credentials from boto3's usual chain: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...).
     IMAGE_STORAGE = env_str("IMAGE_STORAGE", "local")

@@ -30,10 +30,10 @@ from app.platform.database import begin_immediate, get_by_driver, get_for_write,
 class Viewer:
     """The caller of one request. Services take it as an argument; policies read it.
 
-    What the areas add (`team_roles`, `unlocked_trackable_ids`; app.hooks) is read from
-    the database the first time a policy asks for it, then kept: a request that never
-    asks (a health check, the account's own info, anonymous discovery) spends no round
-    trip on it. Values given when building the viewer are used as given.
+    What the areas add (`team_roles`, `unlocked_trackable_ids`, `access_sessions`;
+    app.hooks) is read from the database the first time a policy asks for it, then kept:
+    a request that never asks (a health check, the account's own info, anonymous
+    discovery) spends no round trip on it. Values given when building the viewer are used as given.
     """
 
     __slots__ = ("_parts", "_values", "is_superadmin", "user")
@@ -67,6 +67,12 @@ class Viewer:
     @property
     def unlocked_trackable_ids(self) -> frozenset[uuid.UUID]:
         value: frozenset[uuid.UUID] = self._value("unlocked_trackable_ids", frozenset())
+        return value
+
+    @property
+    def access_sessions(self) -> Mapping[uuid.UUID, uuid.UUID]:
+        """This client's access sessions (its cookie): trackable id -> session id."""
+        value: Mapping[uuid.UUID, uuid.UUID] = self._value("access_sessions", {})
         return value
 
     @property

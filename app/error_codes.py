@@ -273,7 +273,12 @@ ERROR_CODES: Mapping[str, ErrorCode] = _entries(
     # --- images ---
     ("image_not_found", 404, "No such image, or its parent is hidden from the caller."),
     ("image_variant_not_found", 404, "No such variant: thumbnail, small, medium or large."),
-    ("image_change_forbidden", 403, "Only whoever manages the image's parent may do this."),
+    (
+        "image_change_forbidden",
+        403,
+        "Only whoever manages the image's parent may do this (a finder's photo: its "
+        "entry's writer adds; the writer or the trackable's owner side removes).",
+    ),
     (
         "image_rejected",
         400,
@@ -287,6 +292,11 @@ ERROR_CODES: Mapping[str, ErrorCode] = _entries(
         "image_daily_limit_reached",
         429,
         "The account uploaded its images for the day; wait `Retry-After`.",
+    ),
+    (
+        "finder_photo_limit_reached",
+        429,
+        "An anonymous finder's session or network uploaded its photos for now; wait `Retry-After`.",
     ),
     ("tile_not_found", 404, "No such hosted map tile."),
     # --- events ---

@@ -30,8 +30,9 @@ class DeletionCounts:
 
 ViewerPart = Callable[["User | None"], Mapping[str, Any]]
 AccountCleanup = Callable[["User", DeletionCounts], None]
-# A parent kind ("note", "team", "trackable", "trackable_group", "profile") and the ids of
-# parents being deleted; the area removes what hangs off them and says how many.
+# A parent kind ("note", "team", "trackable", "trackable_group", "profile",
+# "trackable_comment", "journey_stop") and the ids of parents being deleted; the area
+# removes what hangs off them and says how many.
 ParentRemoval = Callable[[str, Collection[uuid.UUID]], int]
 # An event was fanned out: the inbox rows just written for it (none is possible), each with
 # its `id` and `user_id` (services.events.fanout.Delivered). Runs in
@@ -45,8 +46,8 @@ class AreaHooks:
     """`viewer_parts` each add keyword values to the Viewer of a request (sets of ids are
     merged), run when the request first asks for one of them; `account_cleanups` run in
     this order when an account is deleted; `parent_removals` run when a note, team,
-    trackable or group is deleted; `event_listeners` run after an event's fan-out to
-    the inboxes, in this order."""
+    trackable, group, trackable comment or journey stop is deleted; `event_listeners`
+    run after an event's fan-out to the inboxes, in this order."""
 
     viewer_parts: Sequence[ViewerPart]
     account_cleanups: Sequence[AccountCleanup]

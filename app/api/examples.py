@@ -158,6 +158,12 @@ SYSTEM = {
             "imageUploads": {"attempts": 200, "windowMinutes": 1440},
             "accountExports": {"attempts": 3, "windowMinutes": 1440},
             "secretRotations": {"attempts": 10, "windowMinutes": 60},
+            "finderPhotos": {
+                "perEntry": 4,
+                "perSession": 12,
+                "perNetwork": 60,
+                "windowMinutes": 1440,
+            },
             "rateLimits": {
                 "login": "20 per minute",
                 "register": "10 per hour",
@@ -589,7 +595,7 @@ LABELS_REFUSED = {
 
 def image(target_type: int, parent_field: str, parent_id: str) -> dict[str, Any]:
     """An image record of one parent (targetType: 0 profile, 1 note, 2 team, 3 trackable,
-    4 trackable group)."""
+    4 trackable group, 5 trackable comment, 6 journey stop)."""
     return {
         "contentImageId": IMAGE_ID,
         "targetType": target_type,
@@ -995,4 +1001,14 @@ OPERATIONS: dict[str, dict[str, Any]] = {
         "200": [image(4, "trackableGroupId", GROUP_ID)]
     },
     "POST /api/trackables/labels": LABELS_REFUSED,
+    "POST /api/images/trackable-comments/{commentId}": {
+        "201": {"image": image(5, "trackableCommentId", TRACKABLE_COMMENT_ID)}
+    },
+    "GET /api/images/trackable-comments/{commentId}": {
+        "200": [image(5, "trackableCommentId", TRACKABLE_COMMENT_ID)]
+    },
+    "POST /api/images/journey-stops/{journeyStopId}": {
+        "201": {"image": image(6, "journeyStopId", STOP_ID)}
+    },
+    "GET /api/images/journey-stops/{journeyStopId}": {"200": [image(6, "journeyStopId", STOP_ID)]},
 }

@@ -26,6 +26,10 @@ class ImageTarget(IntEnum):
     TEAM = 2
     TRACKABLE = 3
     TRACKABLE_GROUP = 4
+    # A finder's photo hangs off what the finder wrote, never off the trackable itself
+    # (only its managers upload there): docs/contract-notes.md, Finders' photos.
+    TRACKABLE_COMMENT = 5
+    JOURNEY_STOP = 6
 
 
 class ContentImage(Base):

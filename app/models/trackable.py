@@ -291,6 +291,10 @@ class JourneyStop(Base):
     # The tagged request's fingerprint (services.shared.mutations): a later request with
     # the tag but another payload is refused (409), not answered with this stop.
     client_payload_hash: Mapped[str | None] = mapped_column(String(64), default=None)
+    # An anonymous writer's proof (docs/contract-notes.md, Finders' photos): the access
+    # session it wrote with, while that session lasts. No foreign key: a session's id is
+    # never reused, and ending one should not have to visit every entry it wrote.
+    writer_session_id: Mapped[uuid.UUID | None] = mapped_column(default=None)
 
     __table_args__ = (UniqueConstraint("trackable_id", "client_mutation_id"),)
 
@@ -322,6 +326,8 @@ class TrackableComment(Base):
     )
     # As on JourneyStop: the tagged request's fingerprint, kept when the body is edited.
     client_payload_hash: Mapped[str | None] = mapped_column(String(64), default=None)
+    # As on JourneyStop: the access session an anonymous writer wrote with.
+    writer_session_id: Mapped[uuid.UUID | None] = mapped_column(default=None)
 
     author: Mapped[User | None] = relationship(lazy="joined")
 

@@ -90,6 +90,7 @@ def _not_modified(response: Response) -> None:
     response.set_data(b"")
     response.headers.pop("Content-Length", None)
 
+
 def attachment(chunks: Iterable[bytes], *, size: int, mimetype: str, filename: str) -> Response:
     """A file streamed to the client as a download (`Content-Disposition: attachment`)
     that no cache keeps: a personal data export, read chunk by chunk from its store."""

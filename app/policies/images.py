@@ -8,7 +8,12 @@ policy, so a parent's rule is written once:
 - note: `policies.notes.can_view` / `can_manage` (owner or team admin);
 - team: the team page's visibility; its admins manage it;
 - trackable: `policies.trackables.can_view` / `can_manage`;
-- trackable group: `policies.trackables.can_view_group` / `controls_group`.
+- trackable group: `policies.trackables.can_view_group` / `controls_group`;
+- trackable comment, journey stop (a finder's photo): seen with the trackable; uploaded
+  by the entry's writer only, removed by the writer or the trackable's owner side
+  (`policies.trackables.can_add_entry_photo` / `can_remove_entry_photo`). These are the
+  only images an anonymous caller may change (its access session is its proof); for
+  any other image an anonymous delete is 401, as it always was.
 """
 
 from __future__ import annotations
@@ -17,12 +22,12 @@ import uuid
 from typing import Any
 
 from app.auth import ANONYMOUS, Viewer
-from app.errors import Forbidden, NotFound
+from app.errors import Forbidden, NotFound, Unauthorized
 from app.extensions import db
 from app.models.image import ContentImage, ImageTarget
 from app.models.note import Note
 from app.models.team import Team
-from app.models.trackable import Trackable, TrackableGroup
+from app.models.trackable import JourneyStop, Trackable, TrackableComment, TrackableGroup
 from app.models.user import User
 from app.policies import notes as note_policy
 from app.policies import teams as team_policy
@@ -34,13 +39,19 @@ PARENT_MODELS: dict[ImageTarget, Any] = {
     ImageTarget.TEAM: Team,
     ImageTarget.TRACKABLE: Trackable,
     ImageTarget.TRACKABLE_GROUP: TrackableGroup,
+    ImageTarget.TRACKABLE_COMMENT: TrackableComment,
+    ImageTarget.JOURNEY_STOP: JourneyStop,
 }
+# A finder's photo: its parent is what a finder wrote about the trackable.
+ENTRY_TARGETS = frozenset({ImageTarget.TRACKABLE_COMMENT, ImageTarget.JOURNEY_STOP})
 PARENT_NAMES = {
     ImageTarget.PROFILE: "Profile",
     ImageTarget.NOTE: "Note",
     ImageTarget.TEAM: "Team",
     ImageTarget.TRACKABLE: "Trackable",
     ImageTarget.TRACKABLE_GROUP: "Trackable group",
+    ImageTarget.TRACKABLE_COMMENT: "Comment",
+    ImageTarget.JOURNEY_STOP: "Journey stop",
 }
 # A hidden parent answers as its own area's routes do (a group as the trackable routes).
 PARENT_NOT_FOUND = {
@@ -49,6 +60,8 @@ PARENT_NOT_FOUND = {
     ImageTarget.TEAM: "team_not_found",
     ImageTarget.TRACKABLE: "trackable_not_found",
     ImageTarget.TRACKABLE_GROUP: "trackable_not_found",
+    ImageTarget.TRACKABLE_COMMENT: "trackable_comment_not_found",
+    ImageTarget.JOURNEY_STOP: "trackable_journey_stop_not_found",
 }
 
 
@@ -65,11 +78,15 @@ def can_view_parent(viewer: Viewer, target: ImageTarget, parent: Any) -> bool:
         return team_policy.can_view_page(viewer, parent)
     if target is ImageTarget.TRACKABLE:
         return trackable_policy.can_view(viewer, parent)
+    if target in ENTRY_TARGETS:
+        trackable = trackable_policy.entry_trackable(parent)
+        return trackable is not None and trackable_policy.can_view(viewer, trackable)
     return trackable_policy.can_view_group(viewer, parent)
 
 
 def can_manage_parent(viewer: Viewer, target: ImageTarget, parent: Any) -> bool:
-    if viewer.user_id is None:
+    """Upload to or delete from a parent of the first five kinds (not a finder's entry)."""
+    if viewer.user_id is None or target in ENTRY_TARGETS:
         return False
     if target is ImageTarget.PROFILE:
         return bool(viewer.user_id == parent.id)
@@ -90,17 +107,77 @@ def visible_parent(viewer: Viewer, target: ImageTarget, parent_id: uuid.UUID) ->
     return parent
 
 
-def require_manage_parent(viewer: Viewer, target: ImageTarget, parent_id: uuid.UUID) -> Any:
-    """The parent, for an upload or a delete: 404 when hidden, 403 when seen but not managed."""
+def can_upload(viewer: Viewer, target: ImageTarget, parent: Any) -> bool:
+    """Add an image to a (visible) parent."""
+    if target in ENTRY_TARGETS:
+        trackable = trackable_policy.entry_trackable(parent)
+        return trackable is not None and trackable_policy.can_add_entry_photo(
+            viewer, trackable, parent
+        )
+    return can_manage_parent(viewer, target, parent)
+
+
+def can_delete(viewer: Viewer, image: ContentImage, parent: Any) -> bool:
+    """Remove an image of a (visible) parent."""
+    if image.target in ENTRY_TARGETS:
+        trackable = trackable_policy.entry_trackable(parent)
+        return trackable is not None and trackable_policy.can_remove_entry_photo(
+            viewer, trackable, parent
+        )
+    return can_manage_parent(viewer, image.target, parent)
+
+
+def _visible_or_not_found(viewer: Viewer, target: ImageTarget, parent_id: uuid.UUID) -> Any:
     parent = visible_parent(viewer, target, parent_id)
     if parent is None:
         raise NotFound(f"{PARENT_NAMES[target]} not found.", code=PARENT_NOT_FOUND[target])
-    if not can_manage_parent(viewer, target, parent):
-        raise Forbidden(
-            f"Only whoever manages this {PARENT_NAMES[target].lower()} may do this.",
-            code="image_change_forbidden",
-        )
     return parent
+
+
+def _forbidden(target: ImageTarget) -> Forbidden:
+    if target in ENTRY_TARGETS:
+        detail = (
+            f"Only this {PARENT_NAMES[target].lower()}'s writer adds photos to it; its "
+            "writer and the trackable's owner or team admins remove them."
+        )
+    else:
+        detail = f"Only whoever manages this {PARENT_NAMES[target].lower()} may do this."
+    return Forbidden(detail, code="image_change_forbidden")
+
+
+def require_upload(viewer: Viewer, target: ImageTarget, parent_id: uuid.UUID) -> Any:
+    """The parent, for an upload: 404 when hidden, 403 when seen but not the viewer's to
+    add to."""
+    parent = _visible_or_not_found(viewer, target, parent_id)
+    if not can_upload(viewer, target, parent):
+        raise _forbidden(target)
+    return parent
+
+
+def require_delete(viewer: Viewer, image_id: uuid.UUID) -> ContentImage:
+    """The image, for a delete: 404 when hidden, 403 when seen but not the viewer's to
+    remove. An anonymous caller may only ever remove a finder's photo it can see: any
+    other image id is 401 for it (the route needed a bearer token before finders' photos
+    existed, and an anonymous caller learns nothing more from it now)."""
+    image = db.session.get(ContentImage, image_id)
+    parent = visible_parent(viewer, image.target, image.parent_id) if image else None
+    if image is None or parent is None:
+        if not viewer.is_authenticated:
+            raise _bearer_required()
+        raise NotFound("Image not found.", code="image_not_found")
+    if not viewer.is_authenticated and image.target not in ENTRY_TARGETS:
+        raise _bearer_required()
+    if not can_delete(viewer, image, parent):
+        raise _forbidden(image.target)
+    return image
+
+
+def _bearer_required() -> Unauthorized:
+    return Unauthorized(
+        "A bearer access token is required (without one, only a finder's own photos can "
+        "be deleted).",
+        code="authentication_required",
+    )
 
 
 def get_visible(viewer: Viewer, image_id: uuid.UUID) -> ContentImage:

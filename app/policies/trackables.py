@@ -14,6 +14,10 @@ Responses the contract leaves open, Access sessions for secret codes).
 - Anonymous public list: activated and `AlwaysVisibleToEveryone` (`public_list_filter`).
 - Groups: the group's creator controls it; a team group also its team's admins. A group
   is visible to its controllers and when any of its items is visible to the viewer.
+- Finders' photos (images of a comment or a stop): seen by whoever sees the trackable;
+  added by the entry's writer only (a signed-in one by account, an anonymous one by the
+  access session it wrote with, while this client still holds it); removed by the
+  writer or by rule 3's owner side.
 """
 
 from __future__ import annotations
@@ -148,7 +152,7 @@ def account_viewer(user: User) -> Viewer:
     unlocked = db.session.scalars(
         select(TrackableUnlock.trackable_id).where(TrackableUnlock.user_id == user.id)
     )
-    return build_viewer(user, unlocked_trackable_ids=frozenset(unlocked))
+    return build_viewer(user, unlocked_trackable_ids=frozenset(unlocked), access_sessions={})
 
 
 def can_view(viewer: Viewer, trackable: Trackable) -> bool:
@@ -361,3 +365,47 @@ def require_convert_stop(viewer: Viewer, stop: JourneyStop) -> None:
             "trackable_journey_stop_convert_forbidden",
             "Only the signed-in creator of a direct report may turn it into a note.",
         )
+
+
+# --- finders' photos: images of a comment or a stop ----------------------------------------
+# (docs/contract-notes.md, Finders' photos). The image area asks these for targetType 5
+# and 6; the entry asks its trackable, as every child does.
+
+Entry = TrackableComment | JourneyStop
+
+
+def writer_session(viewer: Viewer, trackable: Trackable) -> uuid.UUID | None:
+    """What a new entry records of an anonymous writer: the access session this client
+    holds for the trackable (None for a signed-in writer, known by account, and for an
+    anonymous one who sent the code without holding a session)."""
+    if viewer.is_authenticated:
+        return None
+    return viewer.access_sessions.get(trackable.id)
+
+
+def entry_trackable(entry: Entry) -> Trackable | None:
+    return db.session.get(Trackable, entry.trackable_id)
+
+
+def is_entry_writer(viewer: Viewer, entry: Entry) -> bool:
+    """A signed-in writer by account; an anonymous one by the access session it wrote
+    with, while this client still holds that very session (ending it, or a rotated
+    secret, ends the proof)."""
+    if isinstance(entry, TrackableComment):
+        author = entry.author_user_id
+    else:
+        author = None if entry.is_anonymous else entry.created_by_user_id
+    if author is not None:
+        return is_author(viewer, author)
+    session = entry.writer_session_id
+    return session is not None and viewer.access_sessions.get(entry.trackable_id) == session
+
+
+def can_add_entry_photo(viewer: Viewer, trackable: Trackable, entry: Entry) -> bool:
+    """Only the entry's writer (owners and admins never add to others' words)."""
+    return trackable.is_activated and is_entry_writer(viewer, entry)
+
+
+def can_remove_entry_photo(viewer: Viewer, trackable: Trackable, entry: Entry) -> bool:
+    """The writer, or rule 3's owner side (who may delete the entry itself)."""
+    return is_entry_writer(viewer, entry) or is_owner_side(viewer, trackable)

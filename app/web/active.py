@@ -2,7 +2,8 @@
 account unlock, or managing it), `GET /{lang}/trackables/active/{trackableId}`:
 activation (signed in: personally or for a team), "log a find" (a comment, a journey
 stop typed in any usual notation or from the browser's geolocation, or both, with an
-optional "seen on" day; app.web.find), ending the session on this device.
+optional "seen on" day and an optional photo; app.web.find), ending the session on this
+device.
 
 The forms post to `.../active/{trackableId}/{find|activate|end}` and answer 303 to the
 form's own section of the landing (post/redirect/get), the notice there; a refused form
@@ -19,23 +20,35 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import Blueprint, current_app, flash, g, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    current_app,
+    flash,
+    g,
+    get_flashed_messages,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from werkzeug.wrappers import Response as BaseResponse
 
-from app.auth import current_viewer
+from app.auth import Viewer, current_viewer
 from app.errors import ApiError, TrackableError, ValidationFailed
 from app.extensions import client_ip, db
+from app.models.image import ImageTarget
 from app.models.trackable import (
     COMMENT_BODY_MAX_LENGTH,
     COMMENT_NAME_MAX_LENGTH,
     TRACKABLE_NAME_MAX_LENGTH,
 )
-from app.services import trackables
+from app.services import images, trackables
 from app.web.find import log_find
-from app.web.forms import ActivateForm, FindForm
+from app.web.forms import ActivateForm, FindForm, megabytes
 from app.web.page_common import PageNotFound, client_key, not_found_on_miss
+from app.web.photos import Photo, photos_of
 
 # The API's trackable error codes, in words (the API's own details are English only).
 ERROR_WORDS: Mapping[str, Any] = {
@@ -58,6 +71,23 @@ ERROR_WORDS: Mapping[str, Any] = {
         "it and send it again."
     ),
 }
+# Why a find's photo was refused, in words (the images service's codes); nothing of the
+# find was saved then.
+PHOTO_WORDS: Mapping[str, Any] = {
+    "image_truncated": _l("This photo is broken or incomplete: choose another one."),
+    "image_memory_limit": _l("This photo is too large to process: choose a smaller one."),
+    "image_aspect_ratio": _l("This photo is too long and narrow: choose another one."),
+    "image_limit_reached": _l("This entry holds as many photos as it may."),
+    "finder_photo_limit_reached": _l(
+        "Many photos were sent from here in a short time: send this one later."
+    ),
+    "image_daily_limit_reached": _l(
+        "Your account has sent many photos today: send this one later."
+    ),
+}
+PHOTO_NOT_SAVED = _l(
+    "Nothing was saved: check the photo, choose it again (or none), then send the form."
+)
 REFUSED = _l("This was refused. Reload the page and try again.")
 SIGN_IN_TO_ACTIVATE = _l(
     "Sign in with your account to activate this trackable; then it takes comments and "
@@ -100,6 +130,7 @@ def _landing(trackable_id: uuid.UUID, state: FormState | None = None) -> Any:
         "pages/active.html",
         landing=landing,
         trackable=view,
+        posted_photos=_posted_photos(viewer),
         signed_in=viewer.is_authenticated,
         state=state,
         sign_in_to_activate=SIGN_IN_TO_ACTIVATE,
@@ -109,6 +140,23 @@ def _landing(trackable_id: uuid.UUID, state: FormState | None = None) -> Any:
         name_limit=TRACKABLE_NAME_MAX_LENGTH,
     )
     return html, state.status, {"Cache-Control": "no-store"}
+
+
+def _posted_photos(viewer: Viewer) -> list[Photo]:
+    """The photos of the entry a find just posted (its notice shows them)."""
+    flashed = get_flashed_messages(True, ["find-comment", "find-stop", "find-photo"])
+    posted: dict[str, str] = {str(pair[0]): str(pair[1]) for pair in flashed}
+    if "find-photo" not in posted:
+        return []
+    if "find-comment" in posted:
+        target, entry_id = ImageTarget.TRACKABLE_COMMENT, posted["find-comment"]
+    else:
+        target, entry_id = ImageTarget.JOURNEY_STOP, posted.get("find-stop", "")
+    try:
+        parent_id = uuid.UUID(entry_id)
+    except ValueError:
+        return []
+    return photos_of(images.list_images(viewer, target, parent_id))
 
 
 def _find_form(state: FormState) -> FindForm:
@@ -135,20 +183,41 @@ def _refused(trackable_id: uuid.UUID, form: str, error: ApiError) -> Any:
     if isinstance(error, TrackableError):
         not_found_on_miss(error)
     words = ERROR_WORDS.get(error.code or "")
+    photo_words = _photo_words(error.code or "") if form == "find" else None
     if words is not None:
         message = str(words)
+    elif photo_words is not None:
+        message = str(PHOTO_NOT_SAVED)
     elif isinstance(error, ValidationFailed) and "name" in error.extra.get("errors", {}):
         message = str(NAME_REQUIRED)
     else:
         message = str(REFUSED)
     values = {key: str(value) for key, value in request.form.items() if key != "csrf_token"}
     find_form = FindForm() if form == "find" else None  # what was typed, again
+    if find_form is not None and photo_words is not None:
+        find_form.photo.errors = [photo_words]
     state = FormState(form, values, {"form": message}, error.status, find_form)
     try:
-        return _landing(trackable_id, state)
+        html, status, headers = _landing(trackable_id, state)
     except PageNotFound:
         html = render_template("pages/error.html", message=message)
         return html, error.status, {"Cache-Control": "no-store"}
+    retry = {"Retry-After": error.headers["Retry-After"]} if "Retry-After" in error.headers else {}
+    return html, status, {**headers, **retry}
+
+
+def _photo_words(code: str) -> str | None:
+    """A refused photo's reason in words; None when the refusal is not about a photo."""
+    if code == "image_rejected":  # format, bytes, pixels or broken: the limits in words
+        config = current_app.config
+        return _(
+            "This photo could not be used: choose a JPEG, PNG, WebP, GIF or HEIC image of "
+            "at most %(size)s and %(pixels)d megapixels.",
+            size=megabytes(int(config["IMAGE_MAX_BYTES"])),
+            pixels=int(config["IMAGE_MAX_PIXELS"]) // 1_000_000,
+        )
+    words = PHOTO_WORDS.get(code)
+    return None if words is None else str(words)
 
 
 def _invalid(trackable_id: uuid.UUID, form: str, errors: dict[str, str]) -> Any:
@@ -170,10 +239,15 @@ def post_find(trackable_id: uuid.UUID) -> Any:
     if not form.validate():
         return _landing(trackable_id, FormState("find", status=400, find_form=form))
     try:
-        posted = log_find(current_viewer(), trackable_id, form, _credential())
+        posted = log_find(current_viewer(), trackable_id, form, _credential(), client_ip())
     except ApiError as error:
         return _refused(trackable_id, "find", error)
-    db.session.commit()
+    try:
+        db.session.commit()
+    except BaseException:
+        if "photo" in posted:  # no row: its files go too
+            images.discard_files(uuid.UUID(posted["photo"]))
+        raise
     for kind, entry_id in posted.items():  # the notice and its links, by the form
         flash(entry_id, f"find-{kind}")
     return _back(trackable_id, "find")

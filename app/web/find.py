@@ -1,23 +1,31 @@
 """The "log a find" form's write (app.web.active, the active landing): a comment, a journey
 stop, or both, through the trackables services' own writes and rules, in the caller's one
-transaction. One form render carries one `clientMutationId`; the comment and the stop
-each take a tag derived from it, so the form sent twice (a double tap, a resend after a
-timeout) writes each of them once."""
+transaction, and an optional photo of the find, through the images service (a finder's
+photo of the comment, or of the stop when there is no comment). One form render carries
+one `clientMutationId`; the comment, the stop and the photo each take an id derived from
+it, so the form sent twice (a double tap, a resend after a timeout) writes each once."""
 
 from __future__ import annotations
 
 import uuid
 
 from app.auth import Viewer
-from app.services import trackables
+from app.models.image import ImageTarget
+from app.services import images, trackables
 from app.web.forms import FindForm
 
 
 def log_find(
-    viewer: Viewer, trackable_id: uuid.UUID, form: FindForm, credential: trackables.Credential
+    viewer: Viewer,
+    trackable_id: uuid.UUID,
+    form: FindForm,
+    credential: trackables.Credential,
+    client_address: str = "",
 ) -> dict[str, str]:
     """Write what a validated form holds; the ids of what was written (or replayed), by
-    kind (`comment`, `stop`), for the notice's links. Raises the services' errors."""
+    kind (`comment`, `stop`, `photo`), for the notice's links. Raises the services'
+    errors; a photo's files are written before the caller commits (`photo`: discard them
+    when the commit fails)."""
     comment_tag, stop_tag = form.mutation_ids
     display_name = form.display_name.data or None
     written: dict[str, str] = {}
@@ -45,4 +53,18 @@ def log_find(
             client_mutation_id=comment_tag,
         )
         written["comment"] = str(comment.trackable_comment_id)
+    photo = form.photo_file
+    if photo is not None:
+        kind = "comment" if "comment" in written else "stop"
+        target = ImageTarget.TRACKABLE_COMMENT if kind == "comment" else ImageTarget.JOURNEY_STOP
+        parent_id = uuid.UUID(written[kind])
+        image = images.upload_image(
+            viewer,
+            target,
+            parent_id,
+            photo.stream,
+            client_address=client_address,
+            image_id=form.photo_id(parent_id),
+        )
+        written["photo"] = str(image.id)
     return written

@@ -9,9 +9,12 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from flask import current_app
+from flask_babel import format_decimal
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
+from flask_wtf.file import FileField
+from werkzeug.datastructures import FileStorage
 from wtforms import Field, HiddenField, PasswordField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, ValidationError
 
@@ -64,6 +67,9 @@ class FindForm(FlaskForm):
     seen_on = StringField(_l("Seen on (optional)"), name="seenOn", filters=[_strip])
     latitude = StringField(_l("Latitude"), filters=[_strip])
     longitude = StringField(_l("Longitude"), filters=[_strip])
+    # A finder's photo of the find, attached to the comment (or the stop when there is no
+    # comment) through the images service: screened, resized, metadata (GPS) dropped.
+    photo = FileField(_l("Photo (optional)"))
 
     position: tuple[float, float] | None = None
     observed_utc: datetime | None = None
@@ -86,6 +92,15 @@ class FindForm(FlaskForm):
             return None, None
         return str(uuid.uuid5(form_id, "comment")), str(uuid.uuid5(form_id, "stop"))
 
+    def photo_id(self, parent_id: uuid.UUID) -> uuid.UUID | None:
+        """The photo's image id, derived from the form's id and the entry it goes to (a
+        form sent again stores it once); None for a form not rendered by us."""
+        try:
+            form_id = uuid.UUID(self.client_mutation_id.data or "")
+        except ValueError:
+            return None
+        return uuid.uuid5(form_id, f"photo:{parent_id}")
+
     def validate_body(self, field: Field) -> None:
         if len(field.data or "") > COMMENT_BODY_MAX_LENGTH:
             raise ValidationError(
@@ -98,6 +113,22 @@ class FindForm(FlaskForm):
             raise ValidationError(
                 _("Your comment must not contain control or direction characters.")
             )
+
+    @property
+    def photo_file(self) -> FileStorage | None:
+        """The chosen photo; None when the file input was left empty."""
+        data = self.photo.data
+        return data if isinstance(data, FileStorage) and data.filename else None
+
+    def validate_photo(self, field: Field) -> None:
+        photo = self.photo_file
+        if photo is None:
+            return
+        photo.stream.seek(0, 2)
+        size, limit = photo.stream.tell(), int(current_app.config["IMAGE_MAX_BYTES"])
+        photo.stream.seek(0)
+        if size > limit:
+            raise ValidationError(_("The photo may be at most %(size)s.", size=megabytes(limit)))
 
     def validate_display_name(self, field: Field) -> None:
         if len(field.data or "") > COMMENT_NAME_MAX_LENGTH:
@@ -149,6 +180,11 @@ class FindForm(FlaskForm):
         now = utcnow()
         max_age = timedelta(days=int(current_app.config["TRACKABLE_OBSERVED_MAX_AGE_DAYS"]))
         return (now - max_age).date() + timedelta(days=1), (now + EARLIEST_ZONE).date()
+
+
+def megabytes(count: int) -> str:
+    """A byte count in megabytes as the page's language writes them: `20 MB`, `0,5 MB`."""
+    return f"{format_decimal(count / (1024 * 1024), format='#,##0.#')} MB"
 
 
 DATE_EXAMPLE = "2026-05-17"

@@ -1,8 +1,9 @@
 """The public page of a trackable, `GET /{lang}/trackables/{publicCode}`: name, status,
 description, photos, the journey on a map of hosted tiles with the stops listed below
-it, the comments, the external link (with the public code appended when it opts in),
-the code box, and its Atom feeds linked when they are public. Anyone who may see the
-trackable (the trackables policies) sees it; anyone else gets the 404 page.
+it, the comments (each stop and comment with its finder's photos), the external link
+(with the public code appended when it opts in), the code box, and its Atom feeds linked
+when they are public. Anyone who may see the trackable (the trackables policies) sees
+it; anyone else gets the 404 page.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ def public_page(public_code: str) -> Any:
             viewer, view.trackable_id, cap=current_app.config["PUBLIC_LIST_CAP"]
         )
         photos = photos_of(images.list_images(viewer, ImageTarget.TRACKABLE, view.trackable_id))
+        finders_photos = {
+            entry_id: photos_of(found)
+            for entry_id, found in images.entry_images(viewer, view.trackable_id).items()
+        }
     except TrackableError as error:
         not_found_on_miss(error)
         raise
@@ -51,6 +56,7 @@ def public_page(public_code: str) -> Any:
         map=journey_view,
         comments=comments,
         photos=photos,
+        entry_photos=finders_photos,
         holds_it=_holds(viewer, view.trackable_id),
         feeds=feed_links(trackable, view),
     )

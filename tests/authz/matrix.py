@@ -331,6 +331,12 @@ MATRIX: dict[str, dict[str, str]] = {
     "POST /api/images/trackable-groups/{trackableGroupId}": {
         "-": "401 201 404 404 404 404 401 404",
     },
+    # A finder's photo: only the entry's writer adds one (here the owner wrote, signed in);
+    # an anonymous caller is refused by permission (403), not asked for a token.
+    "GET /api/images/trackable-comments/{commentId}": {"-": "200 200 200 200 200 200 200 200"},
+    "POST /api/images/trackable-comments/{commentId}": {"-": "403 201 403 403 403 403 403 403"},
+    "GET /api/images/journey-stops/{journeyStopId}": {"-": "200 200 200 200 200 200 200 200"},
+    "POST /api/images/journey-stops/{journeyStopId}": {"-": "403 201 403 403 403 403 403 403"},
     "GET /api/images/{contentImageId}/{variant}": {
         "Private": "404 200 404 404 404 404 404 404",
         "Public": "200 200 200 200 200 200 200 200",

@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from app.extensions import db
 from app.models.enums import NoteVisibility
 from app.models.team import MembershipStatus
+from app.models.trackable import JourneyStop, TrackableComment
 from tests.conftest import unregistered_code
 from tests.factories import (
     make_category,
@@ -43,6 +45,17 @@ def world() -> tuple[Any, dict[str, str]]:
     link = make_invite_link(team, owner)
     trackable = make_trackable(owner)
     group = make_group(owner)
+    # The owner's own comment and stop, so a finder's photo upload reaches its file checks.
+    comment = TrackableComment(trackable_id=trackable.id, author_user_id=owner.id, body="Hi")
+    stop = JourneyStop(
+        trackable_id=trackable.id,
+        coordinate_id=uuid.uuid4(),
+        latitude=1.0,
+        longitude=2.0,
+        created_by_user_id=owner.id,
+    )
+    db.session.add_all([comment, stop])
+    db.session.commit()
     return owner, {
         "noteId": str(note.id),
         "categoryId": str(category.id),
@@ -56,8 +69,8 @@ def world() -> tuple[Any, dict[str, str]]:
         "userId": str(owner.id),
         "trackableId": str(trackable.id),
         "trackableGroupId": str(group.id),
-        "commentId": str(uuid.uuid4()),
-        "journeyStopId": str(uuid.uuid4()),
+        "commentId": str(comment.id),
+        "journeyStopId": str(stop.id),
         "contentReportId": str(uuid.uuid4()),
         "contentImageId": str(uuid.uuid4()),
         "areaWatchId": str(uuid.uuid4()),

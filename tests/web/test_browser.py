@@ -1,8 +1,8 @@
 """The finder's journey in a real headless Chromium (Debian's /usr/bin/chromium, driven by
 Playwright; no browser is ever downloaded) against the app served on a free port over the
 test database: scan the QR URL, land on the active page, log a find (a comment and a
-journey stop from a faked geolocation, or typed in DMS) in one submit, see both on the
-public page. Phone-sized screenshots of
+journey stop from a faked geolocation, or typed in DMS, with a photo) in one submit,
+see both on the public page. Phone-sized screenshots of
 each page are saved into docs/screenshots/ (linked from the README).
 
 Without /usr/bin/chromium these tests skip, saying why; with REQUIRE_BROWSER_TESTS=1
@@ -25,6 +25,7 @@ from werkzeug.serving import make_server
 
 from app.extensions import db
 from app.models.trackable import JourneyStop, TrackableComment, TrackableVisibility
+from tests.api.images.samples import sample
 from tests.factories import codes_of, count_rows, make_trackable, make_user
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
@@ -165,11 +166,20 @@ def test_a_finder_scans_comments_adds_a_stop_and_sees_them_on_the_public_page(
     page.wait_for_function("() => document.querySelector('#find-latitude').value !== ''")
     assert float(page.input_value("#find-latitude")) == pytest.approx(47.3769, abs=1e-4)
     assert float(page.input_value("#find-longitude")) == pytest.approx(8.5417, abs=1e-4)
+    page.set_input_files(
+        "#find-photo",
+        files=[{"name": "bench.jpg", "mimeType": "image/jpeg", "buffer": sample("JPEG")}],
+    )
     page.click("button:has-text('Send')")
     assert (
         page.locator("#find p.notice").inner_text()
         == "Your comment and the journey stop were posted."
     )
+    notice_photo = page.locator("#find .entry-photos img")
+    notice_photo.scroll_into_view_if_needed()
+    page.wait_for_function("() => document.querySelector('#find .entry-photos img').complete")
+    assert notice_photo.evaluate("image => image.naturalWidth") > 0  # loaded, not broken
+    assert notice_photo.evaluate("image => image.currentSrc").endswith("-306.jpg")
     seen.append(page.content())
     screenshot(page, "active-page.png")
 
@@ -177,6 +187,7 @@ def test_a_finder_scans_comments_adds_a_stop_and_sees_them_on_the_public_page(
     page.click("text=See its public page")
     assert page.url.endswith(f"/en/trackables/{trackable.public_code}")
     assert "Found it on a bench by the lake." in page.locator("#comments").inner_text()
+    assert page.locator("#comments .entry-photos img").count() == 1  # the finder's photo
     journey = page.locator("#journey").inner_text()
     assert "Zürich" in journey
     assert "47.3769, 8.5417" in journey

@@ -1,4 +1,6 @@
-"""Image routes (contract: Images, rules 1-5; decisions: Images)."""
+"""Image routes (contract: Images, rules 1-5; decisions: Images), finders' photos (images
+of a trackable comment or journey stop, targetType 5 and 6) included: same upload, same
+pipeline, one DELETE (docs/contract-notes.md, Finders' photos)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from app.api.base import PROBLEM_JSON, Blueprint, ProblemSchema
 from app.api.images.schemas import ImageEnvelopeSchema, ImageSchema, ImageUploadFormSchema
 from app.auth import current_viewer
 from app.errors import ValidationFailed
-from app.extensions import db
+from app.extensions import client_ip, db
 from app.models.image import ImageTarget
 from app.platform.http_files import cached_file
 from app.services import images
@@ -74,6 +76,25 @@ DAILY_LIMIT = {
     )["value"],
 }
 
+FINDER_LIMIT = {
+    "schema": ProblemSchema,
+    "content_type": PROBLEM_JSON,
+    "description": "A signed-in finder's account uploaded its images for the day "
+    "(`image_daily_limit_reached`); an anonymous finder's access session (12) or network "
+    "(60) uploaded its photos for the window, a day by default "
+    "(`finder_photo_limit_reached`). `Retry-After` says when the next one fits.",
+    "headers": DAILY_LIMIT["headers"],
+    "examples": {
+        "finder_photo_limit_reached": _problem(
+            429,
+            "Too many requests",
+            "finder_photo_limit_reached",
+            "At most 12 photos per finder session in 1440 minutes. Try again in 3600 seconds.",
+        ),
+        "image_daily_limit_reached": {"value": DAILY_LIMIT["example"]},
+    },
+}
+
 
 def _list(target: ImageTarget, parent_id: UUID) -> Any:
     return images.list_images(current_viewer(), target, parent_id)
@@ -86,7 +107,9 @@ def _upload(target: ImageTarget, parent_id: UUID) -> Any:
             {"file": ["Send exactly one image, as the multipart part `file`."]},
             detail=f"Expected one file part, got {len(parts)}.",
         )
-    image = images.upload_image(current_viewer(), target, parent_id, parts[0].stream)
+    image = images.upload_image(
+        current_viewer(), target, parent_id, parts[0].stream, client_address=client_ip()
+    )
     try:
         db.session.commit()
     except BaseException:
@@ -148,6 +171,30 @@ def list_trackable_group_images(trackable_group_id: UUID) -> Any:
     Oldest first; an empty list when the caller may not open the group.
     """
     return _list(ImageTarget.TRACKABLE_GROUP, trackable_group_id)
+
+
+@blp.route("/images/trackable-comments/<uuid:comment_id>", methods=["GET"])
+@blp.auth(optional=True)
+@blp.response(200, ImageSchema(many=True))
+def list_trackable_comment_images(comment_id: UUID) -> Any:
+    """List a trackable comment's photos
+
+    A finder's photos of their comment, oldest first; an empty list when the caller may
+    not see the trackable (or the comment does not exist).
+    """
+    return _list(ImageTarget.TRACKABLE_COMMENT, comment_id)
+
+
+@blp.route("/images/journey-stops/<uuid:journey_stop_id>", methods=["GET"])
+@blp.auth(optional=True)
+@blp.response(200, ImageSchema(many=True))
+def list_journey_stop_images(journey_stop_id: UUID) -> Any:
+    """List a journey stop's photos
+
+    A finder's photos of their stop, oldest first; an empty list when the caller may not
+    see the trackable (or the stop does not exist).
+    """
+    return _list(ImageTarget.JOURNEY_STOP, journey_stop_id)
 
 
 @blp.route("/images/<uuid:content_image_id>/<string:variant>", methods=["GET"])
@@ -245,14 +292,53 @@ def upload_trackable_group_image(form: dict, trackable_group_id: UUID) -> Any:
     return _upload(ImageTarget.TRACKABLE_GROUP, trackable_group_id)
 
 
+@blp.route("/images/trackable-comments/<uuid:comment_id>", methods=["POST"])
+@blp.auth(optional=True)
+@blp.arguments(ImageUploadFormSchema, location="files")
+@blp.response(201, ImageEnvelopeSchema)
+@blp.alt_response(400, **UPLOAD_REFUSED)
+@blp.alt_response(429, **FINDER_LIMIT)
+def upload_trackable_comment_image(form: dict, comment_id: UUID) -> Any:
+    """Add a photo to a trackable comment
+
+    A finder's photo of their find: only the comment's writer, a signed-in author by
+    account, an anonymous one from the browser holding the access session the comment
+    was written with (403 `image_change_forbidden` otherwise; 404
+    `trackable_comment_not_found` when the trackable is hidden). At most 4 per comment
+    (400 `image_limit_reached`); an anonymous finder's photos are capped per session and
+    per network (429 `finder_photo_limit_reached`). The upload rules of the profile
+    route apply (metadata, EXIF GPS included, is never kept).
+    """
+    return _upload(ImageTarget.TRACKABLE_COMMENT, comment_id)
+
+
+@blp.route("/images/journey-stops/<uuid:journey_stop_id>", methods=["POST"])
+@blp.auth(optional=True)
+@blp.arguments(ImageUploadFormSchema, location="files")
+@blp.response(201, ImageEnvelopeSchema)
+@blp.alt_response(400, **UPLOAD_REFUSED)
+@blp.alt_response(429, **FINDER_LIMIT)
+def upload_journey_stop_image(form: dict, journey_stop_id: UUID) -> Any:
+    """Add a photo to a journey stop
+
+    As for a comment: only the stop's writer (403 `image_change_forbidden`; 404
+    `trackable_journey_stop_not_found` when the trackable is hidden), at most 4 per
+    stop, anonymous finders capped per session and per network (429).
+    """
+    return _upload(ImageTarget.JOURNEY_STOP, journey_stop_id)
+
+
 @blp.route("/images/<uuid:content_image_id>", methods=["DELETE"])
-@blp.auth()
+@blp.auth(optional=True)
 @blp.response(204)
 def delete_image(content_image_id: UUID) -> None:
     """Delete an image
 
     The same permission as uploading to its parent; the record and its four variants go
-    together. A GET on this path is 405.
+    together. A finder's photo (of a comment or stop): its writer (an anonymous one by
+    the access session it wrote with), or the trackable's owner or a current admin of
+    its team. Without a bearer token only such a photo can be deleted: any other is 401.
+    A GET on this path is 405.
     """
     images.delete_image(current_viewer(), content_image_id)
     db.session.commit()

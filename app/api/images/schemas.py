@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask_smorest.fields import Upload
-from marshmallow import fields, pre_dump
+from marshmallow import fields, pre_dump, validate
 
 from app.api.base import Guid, RequestSchema, Schema, UtcDateTime
 from app.models.image import ContentImage, ImageTarget
@@ -18,6 +18,8 @@ PARENT_FIELDS = {
     ImageTarget.TEAM: "team_id",
     ImageTarget.TRACKABLE: "trackable_id",
     ImageTarget.TRACKABLE_GROUP: "trackable_group_id",
+    ImageTarget.TRACKABLE_COMMENT: "trackable_comment_id",
+    ImageTarget.JOURNEY_STOP: "journey_stop_id",
 }
 
 
@@ -29,13 +31,19 @@ class ImageSchema(Schema):
     content_image_id = Guid(required=True)
     target_type = fields.Integer(
         required=True,
-        metadata={"description": "0 profile, 1 note, 2 team, 3 trackable, 4 trackable group."},
+        validate=validate.OneOf([int(target) for target in ImageTarget]),
+        metadata={
+            "description": "0 profile, 1 note, 2 team, 3 trackable, 4 trackable group, "
+            "5 trackable comment, 6 journey stop (5 and 6: a finder's photo)."
+        },
     )
     user_id = _parent("profile")
     note_id = _parent("note")
     team_id = _parent("team")
     trackable_id = _parent("trackable")
     trackable_group_id = _parent("trackable group")
+    trackable_comment_id = _parent("trackable comment")
+    journey_stop_id = _parent("journey stop")
     original_width = fields.Integer(
         metadata={"description": "The uploaded source's width, after its orientation."}
     )

@@ -54,6 +54,22 @@ class AccountLimitSchema(Schema):
     window_minutes = fields.Integer()
 
 
+class FinderPhotoLimitsSchema(Schema):
+    per_entry = fields.Integer(
+        metadata={"description": "Most photos one trackable comment or journey stop holds."}
+    )
+    per_session = fields.Integer(
+        metadata={
+            "description": "An anonymous finder's photos per access session, within any "
+            "window (more is 429 `finder_photo_limit_reached`)."
+        }
+    )
+    per_network = fields.Integer(
+        metadata={"description": "Anonymous finders' photos per network, within any window."}
+    )
+    window_minutes = fields.Integer()
+
+
 class LimitsSchema(Schema):
     public_list_cap = fields.Integer()
     page_size_max = fields.Integer(
@@ -109,6 +125,10 @@ class LimitsSchema(Schema):
     )
     account_exports = fields.Nested(
         AccountLimitSchema, metadata={"description": "POST /api/account/export."}
+    )
+    finder_photos = fields.Nested(
+        FinderPhotoLimitsSchema,
+        metadata={"description": "Photos of a trackable comment or journey stop."},
     )
     rate_limits = fields.Nested(RateLimitsSchema)
     report_duplicate_window_minutes = fields.Integer(

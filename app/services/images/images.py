@@ -1,12 +1,15 @@
 """Image use cases (contract: Images rules 1-5; decisions: Images): list, read a variant,
 upload, delete, and the removal of a parent's images.
 
-An upload is also held to two counts (issue: Hardening): images per parent
-(IMAGES_PER_PARENT_MAX, 400 `image_limit_reached`) and images an account uploads per day
-(IMAGES_PER_USER_PER_DAY, 429 `image_daily_limit_reached`, a budget of
-services.shared.budgets). Both are checked before decoding, then again under locks (the
-parent's, then the account's budget) just before the row is added, so parallel uploads
-cannot both take the last slot.
+An upload is also held to counts (issue: Hardening): images per parent
+(IMAGES_PER_PARENT_MAX; a finder's comment or stop FINDER_PHOTOS_PER_ENTRY; 400
+`image_limit_reached`) and images an account uploads per day (IMAGES_PER_USER_PER_DAY,
+429 `image_daily_limit_reached`, a budget of services.shared.budgets). An anonymous
+finder has no account: its photos count against its access session and its network
+instead (FINDER_PHOTOS_PER_SESSION, FINDER_PHOTOS_PER_NETWORK in any
+FINDER_PHOTOS_WINDOW_MINUTES, 429 `finder_photo_limit_reached`). All are checked before
+decoding, then again under locks (the parent's, then the budgets', always in this order)
+just before the row is added, so parallel uploads cannot both take the last slot.
 """
 
 from __future__ import annotations
@@ -18,17 +21,19 @@ from datetime import timedelta
 from typing import IO, Any
 
 from flask import current_app
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, or_, select
 
 from app.auth import Viewer
 from app.errors import ApiError, NotFound
 from app.extensions import db
 from app.hooks import DeletionCounts
 from app.models.image import ContentImage, ImageTarget
+from app.models.trackable import JourneyStop, TrackableComment
 from app.models.user import User
 from app.platform import metrics
 from app.platform.database import lock_for_write
 from app.policies import images as image_policy
+from app.services import trackables
 from app.services.images.files import (
     image_store,
     redirecting_store,
@@ -55,6 +60,8 @@ class ImageRejected(ApiError):
 
 LIMIT_REACHED = "image_limit_reached"
 DAILY_LIMIT_REACHED = "image_daily_limit_reached"
+FINDER_LIMIT_REACHED = "finder_photo_limit_reached"
+SESSION_BUDGET, NETWORK_BUDGET = "finder-photo-session", "finder-photo-network"
 
 
 def daily_budget(config: Mapping[str, Any]) -> budgets.Budget:
@@ -67,6 +74,51 @@ def daily_budget(config: Mapping[str, Any]) -> budgets.Budget:
         refusal=f"At most {limit} images uploaded per account per day.",
         code=DAILY_LIMIT_REACHED,
     )
+
+
+def finder_budgets(config: Mapping[str, Any]) -> tuple[budgets.Budget, budgets.Budget]:
+    """An anonymous finder's photos: per access session and per network (the guess
+    budget's network: an IPv4 /24, an IPv6 /48) in any FINDER_PHOTOS_WINDOW_MINUTES."""
+    window = "FINDER_PHOTOS_WINDOW_MINUTES"
+    minutes = int(config[window])
+    return (
+        budgets.Budget.from_config(
+            SESSION_BUDGET,
+            config,
+            "FINDER_PHOTOS_PER_SESSION",
+            window,
+            refusal=f"At most {config['FINDER_PHOTOS_PER_SESSION']} photos per finder "
+            f"session in {minutes} minutes.",
+            code=FINDER_LIMIT_REACHED,
+        ),
+        budgets.Budget.from_config(
+            NETWORK_BUDGET,
+            config,
+            "FINDER_PHOTOS_PER_NETWORK",
+            window,
+            refusal=f"At most {config['FINDER_PHOTOS_PER_NETWORK']} photos from anonymous "
+            f"finders on your network in {minutes} minutes.",
+            code=FINDER_LIMIT_REACHED,
+        ),
+    )
+
+
+def _spenders(
+    viewer: Viewer, parent: Any, client_address: str, config: Mapping[str, Any]
+) -> list[tuple[budgets.Budget, str]]:
+    """The budgets an upload spends: the account's day, or an anonymous finder's session
+    (the one it wrote the entry with: the policy checked it is this client's) and network."""
+    if viewer.user is not None:
+        return [(daily_budget(config), str(viewer.user.id))]
+    session_budget, network_budget = finder_budgets(config)
+    network = trackables.guess_key(client_address, config).network
+    return [(session_budget, str(parent.writer_session_id)), (network_budget, network)]
+
+
+def parent_limit(target: ImageTarget, config: Mapping[str, Any]) -> int:
+    if target in image_policy.ENTRY_TARGETS:
+        return int(config["FINDER_PHOTOS_PER_ENTRY"])
+    return int(config["IMAGES_PER_PARENT_MAX"])
 
 
 def image_limits(config: Mapping[str, Any]) -> imaging.ImageLimits:
@@ -172,26 +224,40 @@ def serve_variant(
 
 
 def upload_image(
-    viewer: Viewer, target: ImageTarget, parent_id: uuid.UUID, upload: IO[bytes]
+    viewer: Viewer,
+    target: ImageTarget,
+    parent_id: uuid.UUID,
+    upload: IO[bytes],
+    *,
+    client_address: str = "",
+    image_id: uuid.UUID | None = None,
 ) -> ContentImage:
-    """Screen the upload, store its four variants, then add the row (rule 3). Flushes."""
-    image_policy.require_manage_parent(viewer, target, parent_id)
+    """Screen the upload, store its four variants, then add the row (rule 3). Flushes.
+    `client_address` (app.extensions.client_ip) names an anonymous finder's network.
+    `image_id`, an id the caller derives from its own retry tag (the website's find
+    form), makes a resend return the image already stored under it on this parent."""
+    parent = image_policy.require_upload(viewer, target, parent_id)
+    stored = _already_stored(image_id, target, parent_id)
+    if stored is not None:
+        return stored
     config = current_app.config
-    user_id = viewer.account.id
+    limit = parent_limit(target, config)
+    spenders = _spenders(viewer, parent, client_address, config)
     upload.seek(0, 2)
     size = upload.tell()
     if size > config["IMAGE_MAX_BYTES"]:
         raise ImageRejected(f"The image is larger than {config['IMAGE_MAX_BYTES']:,} bytes.")
     # Refused early, before the decoding work, then decided again under the locks below.
-    _check_parent_room(target, parent_id, config["IMAGES_PER_PARENT_MAX"])
-    budgets.check(daily_budget(config), str(user_id))
+    _check_parent_room(target, parent_id, limit)
+    for budget, subject in spenders:
+        budgets.check(budget, subject)
     try:
         with metrics.IMAGE_PIPELINE.labels(stage="process").time():
             made = imaging.make_variants(upload, image_limits(config))
     except imaging.ImageRejected as error:
         raise ImageRejected(str(error), code=error.code) from error
     image = ContentImage(
-        id=uuid.uuid4(),
+        id=image_id or uuid.uuid4(),
         target_type=int(target),
         parent_id=parent_id,
         uploaded_by_user_id=viewer.user_id,
@@ -199,21 +265,49 @@ def upload_image(
         original_height=made.original_height,
     )
     store = image_store(config)
+    parent_lock = f"images:{int(target)}:{parent_id}"
+    if image_id is not None:
+        # A retry id is decided under the parent's lock before any file is written, so a
+        # twin sent at the same moment never writes over the files of the one stored.
+        lock_for_write(db.session, parent_lock)
+        stored = _already_stored(image_id, target, parent_id)
+        if stored is not None:
+            return stored
     try:
         with metrics.IMAGE_PIPELINE.labels(stage="store").time():
             for variant in imaging.VARIANTS:
                 store.put(variant_key(image.id, variant), made.variants[variant.name])
-        # Files first (no lock held while writing them), then count and insert under the
-        # parent's lock and the account's budget lock, always taken in this order.
-        lock_for_write(db.session, f"images:{int(target)}:{parent_id}")
-        _check_parent_room(target, parent_id, config["IMAGES_PER_PARENT_MAX"])
-        budgets.spend_or_refuse(daily_budget(config), str(user_id))
+        # Files first (no lock held while writing them, but for a retry id), then count
+        # and insert under the parent's lock and the budgets' locks, in this order.
+        lock_for_write(db.session, parent_lock)
+        _check_parent_room(target, parent_id, limit)
+        for budget, subject in spenders:
+            budgets.spend_or_refuse(budget, subject)
         db.session.add(image)
         db.session.flush()
     except BaseException:
         discard_files(image.id)
         raise
     return image
+
+
+def _already_stored(
+    image_id: uuid.UUID | None, target: ImageTarget, parent_id: uuid.UUID
+) -> ContentImage | None:
+    """The image stored under a caller's retry id, on this parent; another parent's image
+    of that id is a refusal (the id is derived from the parent, so only a forged one)."""
+    if image_id is None:
+        return None
+    found = db.session.scalar(
+        select(ContentImage)
+        .where(ContentImage.id == image_id)
+        .execution_options(populate_existing=True)
+    )
+    if found is None:
+        return None
+    if (found.target, found.parent_id) != (target, parent_id):
+        raise ImageRejected("This image id is taken.")
+    return found
 
 
 def discard_files(image_id: uuid.UUID) -> None:
@@ -225,9 +319,36 @@ def discard_files(image_id: uuid.UUID) -> None:
 
 def delete_image(viewer: Viewer, image_id: uuid.UUID) -> None:
     """The row now, the files after the commit (rule 4). Flushes."""
-    image = image_policy.get_visible(viewer, image_id)
-    image_policy.require_manage_parent(viewer, image.target, image.parent_id)
-    _remove([image])
+    _remove([image_policy.require_delete(viewer, image_id)])
+
+
+def entry_images(viewer: Viewer, trackable_id: uuid.UUID) -> dict[uuid.UUID, list[ContentImage]]:
+    """The finders' photos of a trackable's comments and stops, by entry id, oldest
+    first (one query); none when the viewer may not see the trackable (they follow it)."""
+    if image_policy.visible_parent(viewer, ImageTarget.TRACKABLE, trackable_id) is None:
+        return {}
+    comments = select(TrackableComment.id).where(TrackableComment.trackable_id == trackable_id)
+    stops = select(JourneyStop.id).where(JourneyStop.trackable_id == trackable_id)
+    statement = (
+        select(ContentImage)
+        .where(
+            or_(
+                and_(
+                    ContentImage.target_type == int(ImageTarget.TRACKABLE_COMMENT),
+                    ContentImage.parent_id.in_(comments),
+                ),
+                and_(
+                    ContentImage.target_type == int(ImageTarget.JOURNEY_STOP),
+                    ContentImage.parent_id.in_(stops),
+                ),
+            )
+        )
+        .order_by(ContentImage.created_utc, ContentImage.id)
+    )
+    found: dict[uuid.UUID, list[ContentImage]] = {}
+    for image in db.session.scalars(statement):
+        found.setdefault(image.parent_id, []).append(image)
+    return found
 
 
 def remove_images_of(target: ImageTarget, parent_ids: Collection[uuid.UUID]) -> int:

@@ -132,6 +132,12 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
             "attempts": config["SECRET_ROTATE_LIMIT"],
             "window_minutes": config["SECRET_ROTATE_WINDOW_MINUTES"],
         },
+        "finder_photos": {
+            "per_entry": config["FINDER_PHOTOS_PER_ENTRY"],
+            "per_session": config["FINDER_PHOTOS_PER_SESSION"],
+            "per_network": config["FINDER_PHOTOS_PER_NETWORK"],
+            "window_minutes": config["FINDER_PHOTOS_WINDOW_MINUTES"],
+        },
         "rate_limits": {
             "login": config["RATE_LIMIT_LOGIN"],
             "register": config["RATE_LIMIT_REGISTER"],

@@ -11,10 +11,13 @@ users' history stay"). No row naming the user remains:
 - the user's own groups: a team group stays with its team (its admins control it); a
   personal group is deleted, its remaining items leave it;
 - the user's watches, unlocks, comments and journey stops are deleted; stops others recorded at the
-  user's notes stay, without the link to the note (the note goes with the notes clean-up).
+  user's notes stay, without the link to the note (the note goes with the notes clean-up);
+- every comment or stop that goes takes its photos (and their files) with it.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from sqlalchemy import and_, delete, or_, select, update
 
@@ -48,6 +51,7 @@ def delete_account_trackables(user: User, counts: DeletionCounts) -> None:
     # Everything hanging off the deleted trackables (SQLite enforces no cascade here).
     doomed = select(Trackable.id).where(own).scalar_subquery()
     remove_children("trackable", list(db.session.scalars(select(Trackable.id).where(own))))
+    _remove_entry_photos(user, doomed)
     for model in (TrackableWatch, TrackableUnlock, JourneyStop, TrackableComment):
         db.session.execute(delete(model).where(model.trackable_id.in_(doomed)))
     db.session.execute(delete(TrackableCode).where(TrackableCode.trackable_id.in_(doomed)))
@@ -72,6 +76,20 @@ def delete_account_trackables(user: User, counts: DeletionCounts) -> None:
         update(JourneyStop).where(JourneyStop.note_id.in_(mine)).values(note_id=None)
     )
     db.session.flush()
+
+
+def _remove_entry_photos(user: User, doomed: Any) -> None:
+    """The photos of the comments and stops about to go: those on the deleted trackables
+    and the user's own everywhere (anonymous finders' photos on the user's trackables
+    included)."""
+    comments = select(TrackableComment.id).where(
+        or_(TrackableComment.trackable_id.in_(doomed), TrackableComment.author_user_id == user.id)
+    )
+    stops = select(JourneyStop.id).where(
+        or_(JourneyStop.trackable_id.in_(doomed), JourneyStop.created_by_user_id == user.id)
+    )
+    remove_children("trackable_comment", list(db.session.scalars(comments)))
+    remove_children("journey_stop", list(db.session.scalars(stops)))
 
 
 def _hand_team_trackables_to_admins(user: User) -> None:

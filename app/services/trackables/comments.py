@@ -6,10 +6,11 @@ activation; docs/contract-notes.md, Trackable activity).
 - Writing: rule 1 through `possession.writable` (a signed-in viewer who sees it; an
   anonymous one with an active session or the exact secret or QR token); never on an
   unactivated item. An anonymous comment keeps the display name its writer chose and no
-  account; a signed-in one names its author's account.
+  account, and the access session it was written with, if any (the proof for adding
+  photos to it); a signed-in one names its author's account.
 - Edit: only the signed-in author (rule 2). Delete: the author, the owner or a current
-  team admin (rule 3). A comment id that is not a comment of that trackable is 404
-  `trackable_comment_not_found`.
+  team admin (rule 3); its photos go with it. A comment id that is not a comment of that
+  trackable is 404 `trackable_comment_not_found`.
 - Offline-safe: a write carrying a `clientMutationId` already used on this trackable by
   the same writer returns the first comment instead of a second one; the unique key
   (trackable, clientMutationId) settles two retries racing each other.
@@ -26,6 +27,7 @@ from sqlalchemy import select
 from app.auth import Viewer
 from app.errors import TrackableError
 from app.extensions import db
+from app.hooks import remove_children
 from app.models.base import utcnow
 from app.models.trackable import Trackable, TrackableComment
 from app.policies import trackables as policy
@@ -109,6 +111,7 @@ def add_comment(
             observed_utc=observed_utc,
             client_mutation_id=client_mutation_id,
             client_payload_hash=client_payload_hash,
+            writer_session_id=policy.writer_session(viewer, trackable),
         )
         db.session.add(comment)
         db.session.flush()
@@ -161,6 +164,7 @@ def delete_comment(viewer: Viewer, trackable_id: uuid.UUID, comment_id: uuid.UUI
     trackable = policy.get_visible(viewer, trackable_id)
     comment = _comment_of(trackable, comment_id)
     policy.require_delete_comment(viewer, trackable, comment)
+    remove_children("trackable_comment", [comment.id])  # its photos and their files
     db.session.delete(comment)
     events.record(
         events.EventType.COMMENT_DELETED, trackable, actor_id=viewer.user_id, comment_id=comment.id

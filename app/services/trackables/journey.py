@@ -81,6 +81,7 @@ def record_stop(
     observed_utc: datetime | None = None,
     client_mutation_id: str | None = None,
     client_payload_hash: str | None = None,
+    writer_session_id: uuid.UUID | None = None,
 ) -> JourneyStop:
     """Save a journey stop of `trackable` at the snapped point (flushed, not committed).
 
@@ -88,7 +89,8 @@ def record_stop(
     coordinate is in range. `note_id` links the note the stop came from (a location-only
     stop has none); `observed_utc` is when the finder saw it, when they said;
     `client_mutation_id` the writer's retry tag (unique per trackable: a duplicate raises
-    IntegrityError at the flush, for the caller's savepoint to catch).
+    IntegrityError at the flush, for the caller's savepoint to catch); `writer_session_id`
+    the access session of an anonymous writer (its proof for adding photos).
     """
     now = utcnow()
     lat, lon = snap(latitude), snap(longitude)
@@ -107,6 +109,7 @@ def record_stop(
         note_id=note_id,
         client_mutation_id=client_mutation_id,
         client_payload_hash=client_payload_hash,
+        writer_session_id=writer_session_id,
     )
     db.session.add(stop)
     trackable.last_activity_utc = now

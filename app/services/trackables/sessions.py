@@ -187,11 +187,19 @@ def end_session(client: str | None, trackable_id: uuid.UUID) -> None:
 
 def access_session_unlocks(user: User | None) -> Mapping[str, Any]:
     """Viewer part (app.hooks): the trackables this request's client holds an access
-    session for, by its cookie; build_viewer merges them with the account's unlocks. The
-    one place here that reads the request: a viewer part is called inside it."""
+    session for, by its cookie; build_viewer merges them with the account's unlocks. With
+    them, which session that is for each (`access_sessions`): an anonymous writer's proof
+    for its own entries. The one place here that reads the request: a viewer part is
+    called inside it."""
     if not has_request_context():
         return {}
     client = AccessCookie.from_config(current_app.config).client_key(request.cookies)
     if client is None:
         return {}
-    return {"unlocked_trackable_ids": session_trackable_ids(client)}
+    rows = db.session.execute(
+        select(TrackableAccessSession.trackable_id, TrackableAccessSession.id).where(
+            TrackableAccessSession.client_key == client
+        )
+    )
+    sessions = {row.trackable_id: row.id for row in rows}
+    return {"unlocked_trackable_ids": frozenset(sessions), "access_sessions": sessions}

@@ -12,7 +12,7 @@ with its grid snapping and label, is `journey.record_stop`.
   `isContentOmitted`): the point stays, the note's words do not. Other hidden notes are
   left out, so a journey never reveals that a private note exists somewhere.
 - Adding a stop: rule 1 as for comments (`possession.writable`), an optional
-  `clientMutationId` retry tag and `observedUtc`. Deleting: rule 3.
+  `clientMutationId` retry tag and `observedUtc`. Deleting: rule 3; its photos go with it.
 - Converting (rule 4, the website flow, served as an API route too): the signed-in
   creator of a direct report turns it into a personal note at the stop's point.
 """
@@ -30,6 +30,7 @@ from sqlalchemy import and_, or_, select
 from app.auth import Viewer
 from app.errors import TrackableError
 from app.extensions import db
+from app.hooks import remove_children
 from app.models.category import OwnerScope
 from app.models.note import Note
 from app.models.trackable import JourneyStop, Trackable
@@ -146,6 +147,7 @@ def add_stop(
             observed_utc=observed_utc,
             client_mutation_id=client_mutation_id,
             client_payload_hash=client_payload_hash,
+            writer_session_id=policy.writer_session(viewer, trackable),
         )
 
     stop, new = write_once(
@@ -177,6 +179,7 @@ def delete_stop(viewer: Viewer, trackable_id: uuid.UUID, stop_id: uuid.UUID) -> 
     trackable = policy.get_visible(viewer, trackable_id)
     stop = stop_of(trackable, stop_id)
     policy.require_delete_stop(viewer, trackable, stop)
+    remove_children("journey_stop", [stop.id])  # its photos and their files
     db.session.delete(stop)
     events.record(
         events.EventType.STOP_DELETED, trackable, actor_id=viewer.user_id, stop_id=stop.id

@@ -1,17 +1,27 @@
-"""The OpenAPI document describes the twelve image routes: uploads with their multipart
-body, the download as image/jpeg, the record shape."""
+"""The OpenAPI document describes the sixteen image routes: uploads with their multipart
+body, the download as image/jpeg, the record shape with every parent kind."""
 
 from __future__ import annotations
 
 import pytest
 
-PARENTS = ["profiles", "notes", "teams", "trackables", "trackable-groups"]
+PARENTS = [
+    "profiles",
+    "notes",
+    "teams",
+    "trackables",
+    "trackable-groups",
+    "trackable-comments",
+    "journey-stops",
+]
 PARAMS = {
     "profiles": "userId",
     "notes": "noteId",
     "teams": "teamId",
     "trackables": "trackableId",
     "trackable-groups": "trackableGroupId",
+    "trackable-comments": "commentId",
+    "journey-stops": "journeyStopId",
 }
 
 
@@ -58,3 +68,32 @@ def test_the_upload_form_names_file_and_files(api):
     form = next(value for name, value in schemas.items() if name.startswith("ImageUploadForm"))
     assert set(form["properties"]) == {"file", "files"}
     assert form["properties"]["file"]["format"] == "binary"
+
+
+def test_the_record_lists_every_target_type_and_parent_field(document):
+    schemas = document["components"]["schemas"]
+    record = schemas["Image"]
+    assert record["properties"]["targetType"]["enum"] == [0, 1, 2, 3, 4, 5, 6]
+    assert (
+        "5 trackable comment, 6 journey stop" in record["properties"]["targetType"]["description"]
+    )
+    assert {"trackableCommentId", "journeyStopId"} <= set(record["properties"])
+
+
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [
+        ("/api/images/trackable-comments/{commentId}", "post"),
+        ("/api/images/journey-stops/{journeyStopId}", "post"),
+        ("/api/images/{contentImageId}", "delete"),
+    ],
+)
+def test_a_finders_photo_routes_take_anonymous_callers(paths, path, method):
+    operation = paths[path][method]
+    assert {} in operation["security"]  # anonymous or bearer
+    if method == "post":
+        assert "finder_photo_limit_reached" in str(operation["responses"]["429"])
+
+
+def test_other_uploads_still_need_a_bearer_token(paths):
+    assert {} not in paths["/api/images/trackables/{trackableId}"]["post"]["security"]
