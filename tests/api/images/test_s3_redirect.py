@@ -180,6 +180,9 @@ def test_the_api_download_route_keeps_streaming(api, bucket, record):
         ({"IMAGE_S3_PUBLIC_ENDPOINT": "https://images.example.org"}, "https://images.example.org"),
         ({"IMAGE_S3_REDIRECT": False}, None),
     ],
+    # The store's port is picked at random per process: ids that name it would differ
+    # between pytest-xdist's workers, which then refuse to run.
+    ids=["store", "public-endpoint", "streaming"],
 )
 def test_pages_allow_images_from_where_image_urls_redirect(app, api, settings, origin):
     app.config.update(settings)
