@@ -1,4 +1,5 @@
-"""Non-API routes: health probes, the offline API-docs assets and hosted map tiles."""
+"""Non-API routes: health probes, the offline API-docs assets, Leaflet's files and hosted
+map tiles."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from flask import (
     Blueprint,
     Flask,
     Response,
+    abort,
     current_app,
     jsonify,
     send_file,
@@ -22,6 +24,7 @@ from app.extensions import db
 from app.platform import jobs
 from app.platform.database import RETRY_AFTER_SECONDS, check_database, note_failure
 from app.storage import tiles
+from app.web.leaflet import LEAFLET_DIST, LEAFLET_MAX_AGE, LEAFLET_VERSION
 
 web = Blueprint("web", __name__)
 
@@ -81,6 +84,19 @@ def readyz() -> Response:
 @web.get("/api/docs/assets/<path:filename>")
 def docs_asset(filename: str) -> Response:
     response = send_from_directory(SWAGGER_UI_DIST, filename, max_age=86400)
+    return response
+
+
+@web.get("/static/leaflet/<version>/<path:filename>")
+def leaflet_asset(version: str, filename: str) -> Response:
+    """Leaflet's script, style sheet and images, from our own origin: the pages' CSP
+    loads nothing from elsewhere. Another version's path is 404 (never a stale file
+    under a name that promises a fixed one)."""
+    if version != LEAFLET_VERSION:
+        abort(404)
+    response = send_from_directory(LEAFLET_DIST, filename, max_age=LEAFLET_MAX_AGE)
+    response.cache_control.public = True
+    response.cache_control.immutable = True
     return response
 
 
