@@ -312,12 +312,16 @@ class Config:
     HOSTED_MAP_TILE_URL_TEMPLATE = "/maps/tiles/{z}/{x}/{y}.png"
     # A full raster tile set as one MBTiles file (served where MAP_TILE_ROOT has no tile).
     MAP_TILE_MBTILES = env_str("MAP_TILE_MBTILES", "")
-    # The built-in base map (zoom 0-6, drawn on first request) and where it is kept.
+    # The built-in base map (zoom 0-10, drawn on first request) and where it is kept.
     MAP_BASE_TILES = env_bool("MAP_BASE_TILES", True)
     MAP_TILE_CACHE = Path(env_str("MAP_TILE_CACHE", str(INSTANCE_DIR / "tile-cache")))
-    # The highest zoom the website's journey maps use (6: the base map's; raise it with
-    # a full tile set).
-    MAP_PAGE_MAX_ZOOM = env_int("MAP_PAGE_MAX_ZOOM", 6)
+    # The highest zoom of the website's journey maps: the server-drawn map fits the stops
+    # at most this close, the pannable one zooms in no further (10: the base map's; raise
+    # it with a full tile set).
+    MAP_PAGE_MAX_ZOOM = env_int("MAP_PAGE_MAX_ZOOM", 10)
+    # The tiles' credit shown on the journey maps: the built-in base map's sources; an
+    # operator serving other tiles names theirs (plain text).
+    MAP_TILE_ATTRIBUTION = env_str("MAP_TILE_ATTRIBUTION", "Natural Earth, GeoNames")
     GOOGLE_MAPS_API_KEY = env_str("GOOGLE_MAPS_API_KEY", "")
     OPENSTREETMAP_ENABLED = env_bool("OPENSTREETMAP_ENABLED", True)
     DEFAULT_EXPERIENCE_MODE = env_str("DEFAULT_EXPERIENCE_MODE", "latest_and_greatest")

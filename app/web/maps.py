@@ -1,7 +1,9 @@
 """The journey map of the public page: hosted tiles and the stops, laid out on the server
 as an inline SVG (tiles are `<image>` elements, stops circles, the route a polyline).
 It needs no script and no inline style (the pages' CSP allows neither), scales with the
-page's width, and the list of stops below it says the same in words.
+page's width, and the list of stops below it says the same in words. With JavaScript,
+static/journey-map.js replaces it by a Leaflet map of the same tiles that pans and zooms;
+`JourneyMap.markers` is what that script is given (a data attribute, not inline script).
 
 The zoom is the highest (up to MAP_PAGE_MAX_ZOOM) at which every stop fits in the frame
 with a margin, centred on them; one stop gets a view of its region. A journey crossing
@@ -33,6 +35,8 @@ class PlacedStop:
     x: float
     y: float
     label: str
+    latitude: float
+    longitude: float
 
 
 @dataclass(frozen=True)
@@ -42,11 +46,18 @@ class JourneyMap:
     zoom: int
     tiles: list[PlacedTile]
     stops: list[PlacedStop]
+    tile_url: str  # the tile template, for the script's map
+    max_zoom: int  # the script's map zooms no further in
 
     @property
     def route(self) -> str:
         """The polyline's points, oldest stop first."""
         return " ".join(f"{stop.x:.1f},{stop.y:.1f}" for stop in self.stops)
+
+    @property
+    def markers(self) -> list[list[float | str]]:
+        """Each stop as [latitude, longitude, label], oldest first, for the script's map."""
+        return [[stop.latitude, stop.longitude, stop.label or ""] for stop in self.stops]
 
 
 def world_pixel(latitude: float, longitude: float, zoom: int) -> tuple[float, float]:
@@ -95,7 +106,7 @@ def journey_map(
             url = tile_url.format(z=zoom, x=tile_x % count, y=tile_y)
             tiles.append(PlacedTile(url, round(tile_x * TILE - left), round(tile_y * TILE - top)))
     placed = [
-        PlacedStop(number, x - left, y - top, label)
-        for number, ((x, y), (_, _, label)) in enumerate(zip(pixels, stops, strict=True), 1)
+        PlacedStop(number, x - left, y - top, label, lat, lon)
+        for number, ((x, y), (lat, lon, label)) in enumerate(zip(pixels, stops, strict=True), 1)
     ]
-    return JourneyMap(WIDTH, HEIGHT, zoom, tiles, placed)
+    return JourneyMap(WIDTH, HEIGHT, zoom, tiles, placed, tile_url, max(0, max_zoom))

@@ -18,6 +18,7 @@ from app.errors import TrackableError
 from app.models.image import ImageTarget
 from app.services import images, trackables
 from app.web.feeds import feed_links
+from app.web.leaflet import LEAFLET_VERSION
 from app.web.maps import journey_map
 from app.web.page_common import client_key, not_found_on_miss
 from app.web.photos import photos_of
@@ -54,6 +55,8 @@ def public_page(public_code: str) -> Any:
         trackable=view,
         journey=journey,
         map=journey_view,
+        map_attribution=config["MAP_TILE_ATTRIBUTION"],
+        leaflet_version=LEAFLET_VERSION,
         comments=comments,
         photos=photos,
         entry_photos=finders_photos,

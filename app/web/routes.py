@@ -1,5 +1,5 @@
-"""Non-API routes: health probes, the offline API-docs assets and hosted map tiles (and,
-from app.web.metrics, the operator's /metrics)."""
+"""Non-API routes: health probes, the offline API-docs assets, Leaflet's files and hosted
+map tiles (and, from app.web.metrics, the operator's /metrics)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from flask import (
     Blueprint,
     Flask,
     Response,
+    abort,
     current_app,
     jsonify,
     send_file,
@@ -28,6 +29,7 @@ from app.platform.database import (
     replica_report,
 )
 from app.storage import tiles
+from app.web.leaflet import LEAFLET_DIST, LEAFLET_MAX_AGE, LEAFLET_VERSION
 
 web = Blueprint("web", __name__)
 
@@ -92,6 +94,19 @@ def readyz() -> Response:
 @web.get("/api/docs/assets/<path:filename>")
 def docs_asset(filename: str) -> Response:
     response = send_from_directory(SWAGGER_UI_DIST, filename, max_age=86400)
+    return response
+
+
+@web.get("/static/leaflet/<version>/<path:filename>")
+def leaflet_asset(version: str, filename: str) -> Response:
+    """Leaflet's script, style sheet and images, from our own origin: the pages' CSP
+    loads nothing from elsewhere. Another version's path is 404 (never a stale file
+    under a name that promises a fixed one)."""
+    if version != LEAFLET_VERSION:
+        abort(404)
+    response = send_from_directory(LEAFLET_DIST, filename, max_age=LEAFLET_MAX_AGE)
+    response.cache_control.public = True
+    response.cache_control.immutable = True
     return response
 
 

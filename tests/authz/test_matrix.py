@@ -38,6 +38,7 @@ NO_MATRIX = {
         "image files by unguessable name; who may list an image is the images API's rows"
     ),
     "GET /static/pages/{filename}": "the website pages' CSS and script, the same for everyone",
+    "GET /static/leaflet/{version}/{filename}": "Leaflet's files for the pages' map, for everyone",
     # The website pages call the same trackables policies as the API rows above; their
     # permission cases (unknown, invisible, no session, each form refusal) are HTML answers
     # tested in tests/web/.

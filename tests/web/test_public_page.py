@@ -4,6 +4,8 @@ journey map and list, the comments, the link with the public code; nothing secre
 
 from __future__ import annotations
 
+import html
+import json
 import re
 
 import pytest
@@ -113,7 +115,8 @@ def test_the_journey_is_a_map_of_hosted_tiles_and_a_list_oldest_first(api, track
     page = text_of(api.get(f"/en/trackables/{trackable.public_code}"))
     tiles = re.findall(r'<image href="(/maps/tiles/(\d+)/\d+/\d+\.png)"', page)
     assert tiles
-    assert {int(zoom) for _, zoom in tiles} == {6}
+    # The highest zoom (MAP_PAGE_MAX_ZOOM is the base map's 10) at which both stops fit.
+    assert {int(zoom) for _, zoom in tiles} == {7}
     assert "<polyline" in page
     assert page.count('<g class="stop">') == 2
     listed = page[page.index('<ol class="stops">') :]
@@ -124,9 +127,57 @@ def test_the_journey_is_a_map_of_hosted_tiles_and_a_list_oldest_first(api, track
     assert "Ben" in listed
 
 
+def test_the_pannable_map_gets_the_journey_from_data_attributes(api, trackable):
+    """journey-map.js builds the Leaflet map from the figure's data (no inline script),
+    with Leaflet's files from our own origin under their version."""
+    record(trackable, 47.3769, 8.5417, "Ann")
+    record(trackable, 48.1374, 11.5755, "Ben")
+    page = text_of(api.get(f"/de/trackables/{trackable.public_code}"))
+    figure = re.search(r"<figure class=\"map\" data-journey-map(.*?)>", page, re.S)
+    assert figure is not None
+    attributes = {
+        name: html.unescape(single or double)
+        for name, single, double in re.findall(
+            r"""data-([a-z-]+)=(?:'([^']*)'|"([^"]*)")""", figure.group(1)
+        )
+    }
+    stops = json.loads(attributes["stops"])
+    assert [stop[:2] for stop in stops] == [[47.3769, 8.5417], [48.1374, 11.5755]]
+    assert attributes["tiles"] == "/maps/tiles/{z}/{x}/{y}.png"
+    assert attributes["max-zoom"] == "10"
+    assert attributes["attribution"] == "Natural Earth, GeoNames"
+    assert attributes["zoom-in"] == "Vergrößern"
+    assert "Kartendaten: Natural Earth, GeoNames" in page
+    scripts = re.findall(r'<script src="([^"]+)"', page)
+    assert "/static/pages/journey-map.js" in scripts
+    leaflet = [src for src in scripts if src.startswith("/static/leaflet/")]
+    assert leaflet
+    assert leaflet[0].endswith("/leaflet.js")
+    assert scripts.index(leaflet[0]) < scripts.index("/static/pages/journey-map.js")
+
+
+def test_a_stop_name_cannot_break_out_of_the_map_data(api, trackable):
+    stop = journey.record_stop(
+        trackable,
+        latitude=1.0,
+        longitude=2.0,
+        created_by=None,
+        display_name="Ann",
+        is_anonymous=True,
+    )
+    stop.location_label = "Bay '><script>alert(1)</script>"
+    db.session.commit()
+    page = text_of(api.get(f"/en/trackables/{trackable.public_code}"))
+    assert "<script>alert(1)" not in page
+    stops = re.search(r"data-stops='([^']*)'", page)
+    assert stops is not None
+    assert json.loads(html.unescape(stops.group(1)))[0][2] == "Bay '><script>alert(1)</script>"
+
+
 def test_without_stops_there_is_no_map_but_a_sentence(api, trackable):
     page = text_of(api.get(f"/de/trackables/{trackable.public_code}"))
     assert "<svg" not in page
+    assert "leaflet" not in page
     assert "Noch keine Reisestationen." in page
 
 

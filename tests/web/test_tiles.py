@@ -1,6 +1,6 @@
 """Hosted map tiles GET /maps/tiles/{z}/{x}/{y}.png (app/storage/tiles.py): the tile
-directory first, then an MBTiles file, then the built-in base map drawn from the land
-mask a package ships (cached), and 404 beyond every source."""
+directory first, then an MBTiles file, then the built-in base map drawn from the
+shipped country borders and place names (cached), and 404 beyond every source."""
 
 from __future__ import annotations
 
@@ -44,9 +44,27 @@ def test_base_map_tiles_show_land_and_sea_where_they_are(api, z, x, y, colour):
 
 def test_base_map_tiles_are_kept_in_the_cache(api, app):
     api.get("/maps/tiles/2/1/1.png")
-    cached = app.config["MAP_TILE_CACHE"] / "2" / "1" / "1.png"
+    cached = app.config["MAP_TILE_CACHE"] / tiles.BASE_MAP_VERSION / "2" / "1" / "1.png"
     assert cached.read_bytes().startswith(PNG)
     assert list(cached.parent.glob("*.part")) == []
+
+
+def test_tiles_cached_by_an_older_drawing_are_not_served(api, app):
+    """A new style is kept in a folder of its own: tiles the old one left are ignored."""
+    old = app.config["MAP_TILE_CACHE"] / "5" / "16" / "11.png"
+    old.parent.mkdir(parents=True, exist_ok=True)
+    old.write_bytes(PNG + b"old style")
+    response = api.get("/maps/tiles/5/16/11.png")
+    assert response.status_code == 200
+    assert response.get_data() != PNG + b"old style"
+    image_of(response)  # a whole PNG
+
+
+def test_the_base_map_reaches_city_level(api):
+    assert tiles.BASE_MAP_MAX_ZOOM >= 10
+    response = api.get("/maps/tiles/10/518/352.png")  # Paris
+    assert response.status_code == 200
+    assert image_of(response).size == (256, 256)
 
 
 def test_the_base_map_stops_at_its_zoom(api):
@@ -92,9 +110,9 @@ def test_an_mbtiles_file_serves_its_tiles_with_rows_counted_from_the_south(api, 
 
 def test_vector_tiles_in_an_mbtiles_file_are_not_served_as_images(api, app, tmp_path):
     path = tmp_path / "vector.mbtiles"
-    make_mbtiles(path, [(9, 1, 510, b"\x1f\x8b gzip protobuf")])
+    make_mbtiles(path, [(12, 1, 4094, b"\x1f\x8b gzip protobuf")])
     app.config["MAP_TILE_MBTILES"] = str(path)
-    assert api.get("/maps/tiles/9/1/1.png").status_code == 404
+    assert api.get("/maps/tiles/12/1/1.png").status_code == 404
 
 
 @pytest.mark.parametrize("path", ["3/8/0", "3/0/8", "23/0/0"])
@@ -107,8 +125,9 @@ def test_concurrent_first_requests_for_one_tile_all_get_the_whole_tile(app):
     nobody reads half a file, and one file is left."""
     import threading
 
-    (app.config["MAP_TILE_CACHE"] / "3" / "4" / "2.png").unlink(missing_ok=True)
-    warm = app.test_client().get("/maps/tiles/0/0/0.png")  # the land mask, built once
+    folder = app.config["MAP_TILE_CACHE"] / tiles.BASE_MAP_VERSION / "3" / "4"
+    (folder / "2.png").unlink(missing_ok=True)
+    warm = app.test_client().get("/maps/tiles/0/0/0.png")  # the borders, decoded once
     assert warm.status_code == 200
     warm.close()
     barrier = threading.Barrier(4)
@@ -129,15 +148,4 @@ def test_concurrent_first_requests_for_one_tile_all_get_the_whole_tile(app):
     assert len(results) == 4
     assert all(result.startswith(PNG) for result in results)
     assert len(set(results)) == 1
-    folder = app.config["MAP_TILE_CACHE"] / "3" / "4"
     assert sorted(path.name for path in folder.iterdir()) == ["2.png"]
-
-
-def test_the_land_mask_package_is_read_without_being_imported():
-    """Importing `global_land_mask` unpacks its whole mask (about 1 GB): the base map only
-    reads the file the package ships, streaming it."""
-    import sys
-
-    folder = tiles._package_folder("global_land_mask")
-    assert (folder / "globe_combined_mask_compressed.npz").is_file()
-    assert "global_land_mask" not in sys.modules
