@@ -21,8 +21,10 @@ SETS = {
     "dev": ["--extra", "test"],
     "s3": ["--extra", "s3"],
     "redis": ["--extra", "redis"],
+    "sentry": ["--extra", "sentry"],
+    "otel": ["--extra", "otel"],
 }
-EXTRAS = ("s3", "redis")
+EXTRAS = ("s3", "redis", "sentry", "otel")
 
 
 def compile_set(extra: list[str], output: Path, upgrade: bool) -> None:
