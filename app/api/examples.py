@@ -387,6 +387,13 @@ TRACKABLE = {
     "externalLinkDescription": "The paddle's story",
     "externalLinkAppendPublicTrackableCode": True,
     "canManage": True,
+    "journeyStatistics": {
+        "distanceKm": 58.214,
+        "stopCount": 3,
+        "countries": ["CH", "DE"],
+        "firstStopUtc": "2026-11-22T14:03:11.311Z",
+        "lastStopUtc": "2026-11-23T08:47:37.427Z",
+    },
 }
 STOP = {
     "journeyStopId": STOP_ID,
@@ -394,6 +401,7 @@ STOP = {
     "coordinateId": COORDINATE_ID,
     "latitude": 47.3769,
     "longitude": 8.5417,
+    "precision": "exact",
     "associatedUtc": "2026-11-23T08:47:37.427Z",
     "observedUtc": "2026-11-23T08:30:00.000Z",
     "isLocationOnly": False,
