@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 
 from app.auth import Viewer
+from app.models.trackable import StopPrecision
 from app.services import trackables
 from app.web.forms import FindForm
 
@@ -28,6 +29,7 @@ def log_find(
             trackable_id,
             latitude=latitude,
             longitude=longitude,
+            precision=StopPrecision(form.precision.data),
             display_name=display_name,
             credential=credential,
             observed_utc=form.observed_utc,

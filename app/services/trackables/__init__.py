@@ -80,6 +80,7 @@ from app.services.trackables.sessions import (
     new_client_id,
     session_trackable_ids,
 )
+from app.services.trackables.statistics import JourneyStatistics
 from app.services.trackables.stops import (
     NoteAtPoint,
     StopView,
@@ -119,6 +120,7 @@ __all__ = [
     "GuessClient",
     "IssuedCodes",
     "IssuedTrackable",
+    "JourneyStatistics",
     "LookupResult",
     "MyWatches",
     "NoteAtPoint",
