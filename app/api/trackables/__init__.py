@@ -3,7 +3,26 @@ creation (reads.py, creation.py), activation, groups and watches (activation.py)
 and active sessions (lookup.py), comments (comments.py), the journey (journey.py) and
 attaching trackables to notes (attach.py)."""
 
-from app.api.trackables import activation, attach, comments, creation, journey, lookup, reads
+from app.api.trackables import (
+    activation,
+    attach,
+    comments,
+    creation,
+    exports,
+    journey,
+    lookup,
+    reads,
+)
 from app.api.trackables.routes import blp
 
-__all__ = ["activation", "attach", "blp", "comments", "creation", "journey", "lookup", "reads"]
+__all__ = [
+    "activation",
+    "attach",
+    "blp",
+    "comments",
+    "creation",
+    "exports",
+    "journey",
+    "lookup",
+    "reads",
+]

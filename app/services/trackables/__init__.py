@@ -36,6 +36,12 @@ from app.services.trackables.creation import (
     create_group,
     create_trackable,
 )
+from app.services.trackables.exports import (
+    ExportedStop,
+    JourneyExport,
+    export_journey,
+    gpx_track,
+)
 from app.services.trackables.feeds import (
     EntryKind,
     Feed,
@@ -113,6 +119,7 @@ __all__ = [
     "CreatedTrackable",
     "Credential",
     "EntryKind",
+    "ExportedStop",
     "Feed",
     "FeedEntry",
     "GroupMembership",
@@ -120,6 +127,7 @@ __all__ = [
     "GuessClient",
     "IssuedCodes",
     "IssuedTrackable",
+    "JourneyExport",
     "JourneyStatistics",
     "LookupResult",
     "MyWatches",
@@ -149,9 +157,11 @@ __all__ = [
     "detach_from_group",
     "edit_comment",
     "end_active",
+    "export_journey",
     "find_by_public_code",
     "get_journey",
     "get_trackable",
+    "gpx_track",
     "group_feed",
     "guess_key",
     "has_public_feed",
