@@ -113,3 +113,39 @@ def test_a_find_with_an_unknown_precision_is_refused_and_writes_nothing(api, fin
     response = finder.post("find", {"latitude": "47.3", "longitude": "8.5", "precision": "fuzzy"})
     assert response.status_code == 400
     assert db.session.scalars(select(JourneyStop)).all() == []
+
+
+def test_a_coarse_find_leaves_its_raw_position_in_no_table(api, finder):
+    from tests.api.trackables.test_stop_precision_leaks import RAW, database_text, raw_forms
+
+    response = finder.post(
+        "find",
+        {"latitude": f"{RAW[0]}", "longitude": f"{RAW[1]}", "precision": "about10km"},
+    )
+    assert response.status_code == 303
+    stop = db.session.scalars(select(JourneyStop)).one()
+    assert (stop.latitude, stop.longitude) == (-33.4, -70.7)
+    text = database_text()
+    assert [needle for needle in raw_forms(*RAW) if needle in text] == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "precision", "shown"),
+    [
+        ("en", StopPrecision.EXACT, "47.3769, 8.5417</span>"),
+        ("en", StopPrecision.ABOUT_1KM, "47.38, 8.54 (within about 1 km)</span>"),
+        ("de", StopPrecision.ABOUT_10KM, "47.4, 8.5 (auf etwa 10 km genau)</span>"),
+    ],
+)
+def test_the_page_shows_a_stop_no_finer_than_its_precision(api, trackable, lang, precision, shown):
+    journey.record_stop(
+        trackable,
+        latitude=47.376912,
+        longitude=8.541688,
+        precision=precision,
+        created_by=None,
+        display_name="Ann",
+        is_anonymous=True,
+    )
+    db.session.commit()
+    assert shown in text_of(api.get(f"/{lang}/trackables/{trackable.public_code}"))
