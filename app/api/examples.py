@@ -394,6 +394,13 @@ TRACKABLE = {
     "externalLinkDescription": "The paddle's story",
     "externalLinkAppendPublicTrackableCode": True,
     "canManage": True,
+    "journeyStatistics": {
+        "distanceKm": 58.214,
+        "stopCount": 3,
+        "countries": ["CH", "DE"],
+        "firstStopUtc": "2026-11-22T14:03:11.311Z",
+        "lastStopUtc": "2026-11-23T08:47:37.427Z",
+    },
 }
 STOP = {
     "journeyStopId": STOP_ID,
@@ -401,6 +408,7 @@ STOP = {
     "coordinateId": COORDINATE_ID,
     "latitude": 47.3769,
     "longitude": 8.5417,
+    "precision": "exact",
     "associatedUtc": "2026-11-23T08:47:37.427Z",
     "observedUtc": "2026-11-23T08:30:00.000Z",
     "isLocationOnly": False,
@@ -925,6 +933,63 @@ GPX = (
     "</gpx>\n"
 )
 
+JOURNEY_GPX = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<gpx xmlns="http://www.topografix.com/GPX/1/1" version="1.1" '
+    'creator="Location Notes Service">\n'
+    "  <metadata><name>Red kayak paddle</name></metadata>\n"
+    "  <trk>\n"
+    "    <name>Red kayak paddle</name>\n"
+    "    <trkseg>\n"
+    '      <trkpt lat="47.3769" lon="8.5417">\n'
+    "        <time>2026-11-22T14:03:11.311Z</time>\n"
+    "        <name>Zürich, Switzerland</name>\n"
+    "        <desc>Kim</desc>\n"
+    "      </trkpt>\n"
+    '      <trkpt lat="47.6" lon="9.5">\n'
+    "        <time>2026-11-23T08:47:37.427Z</time>\n"
+    "        <name>Friedrichshafen, Germany</name>\n"
+    "        <desc>Anonymous finder (precision: about10km)</desc>\n"
+    "      </trkpt>\n"
+    "    </trkseg>\n"
+    "  </trk>\n"
+    "</gpx>\n"
+)
+JOURNEY_GEOJSON = {
+    "type": "FeatureCollection",
+    "features": [
+        {
+            "type": "Feature",
+            "geometry": {"type": "LineString", "coordinates": [[8.5417, 47.3769], [9.5, 47.6]]},
+            "properties": {
+                "trackableId": TRACKABLE_ID,
+                "publicCode": PUBLIC_CODE,
+                "name": "Red kayak paddle",
+                "distanceKm": 76.883,
+                "stopCount": 2,
+                "countries": ["CH", "DE"],
+            },
+        },
+        {
+            "type": "Feature",
+            "id": STOP_ID,
+            "geometry": {"type": "Point", "coordinates": [8.5417, 47.3769]},
+            "properties": {
+                "journeyStopId": STOP_ID,
+                "coordinateId": COORDINATE_ID,
+                "associatedUtc": "2026-11-22T14:03:11.311Z",
+                "observedUtc": None,
+                "precision": "exact",
+                "locationLabel": "Zürich, Switzerland",
+                "countryCode": "CH",
+                "isLocationOnly": True,
+                "isAnonymous": False,
+                "creatorDisplayText": "Kim",
+            },
+        },
+    ],
+}
+
 
 def _membership(status: str, **fields: Any) -> dict[str, Any]:
     return {**MEMBERSHIP, "status": status, **fields}
@@ -945,6 +1010,8 @@ OPERATIONS: dict[str, dict[str, Any]] = {
         }
     },
     "GET /api/teams/{teamId}/notes/gpx": {"200": GPX},
+    "GET /api/trackables/{trackableId}/journey.gpx": {"200": JOURNEY_GPX},
+    "GET /api/trackables/{trackableId}/journey.geojson": {"200": JOURNEY_GEOJSON},
     "GET /api/teams/{teamId}/notes": {"200": [TEAM_NOTE]},
     "POST /api/teams/{teamId}/notes": {"201": TEAM_NOTE},
     "POST /api/teams/{teamId}/notes/{noteId}/move": {"200": TEAM_NOTE},

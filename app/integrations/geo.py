@@ -648,3 +648,21 @@ def reverse_geocoder(settings: GeoSettings) -> ReverseGeocoder:
     raise ValueError(
         f"GEOCODER_PROVIDER must be 'builtin' or 'http', not {settings.geocoder_provider!r}"
     )
+
+
+def country_code_at(settings: GeoSettings, latitude: float, longitude: float) -> str:
+    """The ISO 3166-1 alpha-2 code of the country of the GeoNames town nearest the point,
+    within GEOCODER_MAX_DISTANCE_KM, by the offline index whatever GEOCODER_PROVIDER names
+    places with (journey statistics are recomputed and backfilled without a network);
+    "" when no town is that near, for bad input, or when the index fails (logged)."""
+    max_distance = _finite_number(settings.geocoder_max_distance_km)
+    if max_distance is None or max_distance <= 0 or not valid_coordinates(latitude, longitude):
+        return ""
+    try:
+        match = get_index(settings.cache_dir).nearest(
+            float(latitude), float(longitude), max_distance
+        )
+    except Exception:
+        logger.exception("GeoNames index query failed")
+        return ""
+    return match.city.country_code.upper() if match is not None else ""

@@ -9,7 +9,11 @@ membership, Trackable watch, Journey stop; decisions: Trackable codes, Access se
   between them; secrets and tokens are never stored in plain text. The public code is
   also kept in plain text on the trackable for display and links.
 - A trackable is in at most one group: `group_id` is a single column.
-- Journey stops are immutable snapshots (coordinates, label and creator as saved).
+- Journey stops are immutable snapshots (coordinates, label, country and creator as
+  saved), each at the precision its writer chose; only the snapped point is stored.
+- A trackable keeps its journey's statistics (`journey_*`), recomputed from its stops in
+  the transaction that adds or deletes one, under the trackable's row lock
+  (services.trackables.statistics).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from sqlalchemy import (
+    JSON,
     Boolean,
     Column,
     Float,
@@ -29,6 +34,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -59,6 +65,15 @@ class TrackableVisibility(StrEnum):
 
     ALWAYS_VISIBLE = "AlwaysVisibleToEveryone"
     ONCE_ACCESSED = "VisibleOnceAccessed"  # its manager, and whoever unlocked it
+
+
+class StopPrecision(StrEnum):
+    """How finely a journey stop's position is kept, as its writer chose: the grid it is
+    snapped to (services.trackables.journey) before anything is stored."""
+
+    EXACT = "exact"  # 1e-4 degrees, about 11 m
+    ABOUT_1KM = "about1km"  # 0.01 degrees, about 1.1 km
+    ABOUT_10KM = "about10km"  # 0.1 degrees, about 11 km
 
 
 class CodeKind(StrEnum):
@@ -144,6 +159,16 @@ class Trackable(Base):
     created_utc: Mapped[datetime] = mapped_column(default=utcnow)
     updated_utc: Mapped[datetime] = mapped_column(default=utcnow)
     last_activity_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    # The journey's statistics, as its stops give them now (kept by services.trackables.
+    # statistics): great-circle km along the stops oldest first, how many, the ISO 3166-1
+    # alpha-2 codes of the countries in order of first visit, the first and last stop's time.
+    journey_distance_km: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    journey_stop_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    journey_countries: Mapped[list[str]] = mapped_column(
+        JSON, default=list, server_default=text("'[]'")
+    )
+    journey_first_stop_utc: Mapped[datetime | None] = mapped_column(default=None)
+    journey_last_stop_utc: Mapped[datetime | None] = mapped_column(default=None)
 
     group: Mapped[TrackableGroup | None] = relationship(back_populates="trackables")
 
@@ -272,7 +297,15 @@ class JourneyStop(Base):
     coordinate_id: Mapped[uuid.UUID] = mapped_column(GUID)
     latitude: Mapped[float] = mapped_column(Float)
     longitude: Mapped[float] = mapped_column(Float)
+    # The grid the writer chose; latitude and longitude are already snapped to it.
+    precision: Mapped[StopPrecision] = mapped_column(
+        stored_enum(StopPrecision, length=16),
+        default=StopPrecision.EXACT,
+        server_default=StopPrecision.EXACT.value,
+    )
     location_label: Mapped[str] = mapped_column(String(200), default="")
+    # ISO 3166-1 alpha-2 of the snapped point by the offline geocoder; "" where no town is near.
+    country_code: Mapped[str] = mapped_column(String(2), default="", server_default="")
     associated_utc: Mapped[datetime] = mapped_column(default=utcnow)
     observed_utc: Mapped[datetime | None] = mapped_column(default=None)
     is_location_only: Mapped[bool] = mapped_column(Boolean, default=True)

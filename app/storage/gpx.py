@@ -1,4 +1,4 @@
-"""GPX waypoints in and out: pure functions, no Flask, no database.
+"""GPX waypoints in and out (and a track out): pure functions, no Flask, no database.
 
 Import (`parse_waypoints`) defends in this order: the size limit before anything reads the
 content; defusedxml's expat parser with forbid_dtd/forbid_entities/forbid_external, so any
@@ -17,7 +17,9 @@ link per waypoint and fails the whole file on one bad coordinate. Reading the sa
 events by local name handles Garmin (gpxx, wptx1), OsmAnd and Locus exports as well.
 
 Export (`write_gpx`) is a generator of UTF-8 chunks for a streamed response: memory does not
-grow with the number of waypoints.
+grow with the number of waypoints. Notes are written as waypoints; a trackable's journey as
+one track (`ExportTrack`) whose points are written exactly as waypoints are (GPX 1.1 gives
+`<trkpt>` the type of `<wpt>`).
 """
 
 from __future__ import annotations
@@ -127,6 +129,14 @@ class ExportWaypoint:
     time: datetime | None = None
     link: str | None = None
     link_text: str | None = None
+
+
+@dataclass(frozen=True)
+class ExportTrack:
+    """One GPX 1.1 `<trk>` of one `<trkseg>`: `points` in order, each a `<trkpt>`."""
+
+    name: str
+    points: Iterable[ExportWaypoint]
 
 
 def read_limited(stream: BinaryIO, *, max_bytes: int) -> bytes:
@@ -339,18 +349,22 @@ def _http_url(raw: str) -> str | None:
 def write_gpx(
     waypoints: Iterable[ExportWaypoint],
     *,
+    track: ExportTrack | None = None,
     creator: str = DEFAULT_CREATOR,
     name: str | None = None,
     generated_utc: datetime | None = None,
 ) -> Iterator[bytes]:
-    """Yield a GPX 1.1 document of `waypoints` as UTF-8 chunks of about CHUNK_CHARS.
+    """Yield a GPX 1.1 document of `waypoints` (and `track`) as UTF-8 chunks of about
+    CHUNK_CHARS.
 
-    Consumes `waypoints` lazily, one at a time. `<metadata>` holds `name` (when given) and
-    `generated_utc` (default: now). Each `<wpt>` holds, in schema order, `<time>`, `<name>`,
-    `<desc>` and `<link>` when present; coordinates carry up to 7 decimals (~1 cm), and a
-    longitude that rounds to 180 is written as -180 (the schema's range is [-180, 180)).
-    Waypoints whose coordinates are not finite or out of range are left out: they cannot be
-    written as valid GPX. Characters XML 1.0 forbids are removed from text.
+    Consumes `waypoints` and the track's points lazily, one at a time. `<metadata>` holds
+    `name` (when given) and `generated_utc` (default: now). Each `<wpt>` (and `<trkpt>`)
+    holds, in schema order, `<time>`, `<name>`, `<desc>` and `<link>` when present;
+    coordinates carry up to 7 decimals (~1 cm), and a longitude that rounds to 180 is
+    written as -180 (the schema's range is [-180, 180)). Points whose coordinates are not
+    finite or out of range are left out: they cannot be written as valid GPX. Characters
+    XML 1.0 forbids are removed from text. The track follows the waypoints, as the schema
+    orders them.
     """
     generated = _format_time(generated_utc or datetime.now(UTC))
     creator = quoteattr(_NOT_XML_CHAR.sub("", creator))
@@ -365,40 +379,61 @@ def write_gpx(
         f"    <time>{generated}</time>\n",
         "  </metadata>\n",
     ]
-    buffer = ["".join(header)]
-    size = len(buffer[0])
+    yield from _chunked(_pieces(header, waypoints, track))
+
+
+def _pieces(
+    header: list[str], waypoints: Iterable[ExportWaypoint], track: ExportTrack | None
+) -> Iterator[str]:
+    yield "".join(header)
     for waypoint in waypoints:
-        piece = _format_waypoint(waypoint)
-        if piece is None:
-            continue
+        if (piece := _format_waypoint(waypoint)) is not None:
+            yield piece
+    if track is not None:
+        track_name = _element_text(track.name)
+        yield "  <trk>\n" + (f"    <name>{track_name}</name>\n" if track_name else "")
+        yield "    <trkseg>\n"
+        for point in track.points:
+            if (piece := _format_waypoint(point, tag="trkpt", indent="      ")) is not None:
+                yield piece
+        yield "    </trkseg>\n  </trk>\n"
+    yield "</gpx>\n"
+
+
+def _chunked(pieces: Iterable[str]) -> Iterator[bytes]:
+    buffer: list[str] = []
+    size = 0
+    for piece in pieces:
         buffer.append(piece)
         size += len(piece)
         if size >= CHUNK_CHARS:
             yield "".join(buffer).encode("utf-8")
             buffer.clear()
             size = 0
-    buffer.append("</gpx>\n")
     yield "".join(buffer).encode("utf-8")
 
 
-def _format_waypoint(waypoint: ExportWaypoint) -> str | None:
+def _format_waypoint(
+    waypoint: ExportWaypoint, *, tag: str = "wpt", indent: str = "  "
+) -> str | None:
     latitude = _grid(waypoint.latitude, 90)
     longitude = _grid(waypoint.longitude, 180)
     if latitude is None or longitude is None:
         return None
-    parts = [f'  <wpt lat="{_decimal_text(latitude)}" lon="{_decimal_text(longitude)}">\n']
+    inner = indent + "  "
+    parts = [f'{indent}<{tag} lat="{_decimal_text(latitude)}" lon="{_decimal_text(longitude)}">\n']
     if waypoint.time is not None:
-        parts.append(f"    <time>{_format_time(waypoint.time)}</time>\n")
+        parts.append(f"{inner}<time>{_format_time(waypoint.time)}</time>\n")
     if name := _element_text(waypoint.name):
-        parts.append(f"    <name>{name}</name>\n")
+        parts.append(f"{inner}<name>{name}</name>\n")
     if description := _element_text(waypoint.description):
-        parts.append(f"    <desc>{description}</desc>\n")
+        parts.append(f"{inner}<desc>{description}</desc>\n")
     if link := _uri(waypoint.link or ""):
-        parts.append(f"    <link href={quoteattr(link)}>")
+        parts.append(f"{inner}<link href={quoteattr(link)}>")
         if link_text := _element_text(waypoint.link_text or ""):
             parts.append(f"<text>{link_text}</text>")
         parts.append("</link>\n")
-    parts.append("  </wpt>\n")
+    parts.append(f"{indent}</{tag}>\n")
     return "".join(parts)
 
 

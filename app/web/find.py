@@ -11,6 +11,7 @@ import uuid
 
 from app.auth import Viewer
 from app.models.image import ImageTarget
+from app.models.trackable import StopPrecision
 from app.services import images, trackables
 from app.web.forms import FindForm
 
@@ -36,6 +37,7 @@ def log_find(
             trackable_id,
             latitude=latitude,
             longitude=longitude,
+            precision=StopPrecision(form.precision.data),
             display_name=display_name,
             credential=credential,
             observed_utc=form.observed_utc,

@@ -15,7 +15,8 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
 from werkzeug.datastructures import FileStorage
-from wtforms import Field, HiddenField, PasswordField, StringField, TextAreaField
+from wtforms import Field, HiddenField, PasswordField, SelectField, StringField, TextAreaField
+from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from app.models.base import utcnow
@@ -24,6 +25,7 @@ from app.models.trackable import (
     COMMENT_BODY_MAX_LENGTH,
     COMMENT_NAME_MAX_LENGTH,
     TRACKABLE_NAME_MAX_LENGTH,
+    StopPrecision,
 )
 from app.web.coordinates import Axis, CoordinateError, Problem, parse
 
@@ -70,6 +72,16 @@ class FindForm(FlaskForm):
     # A finder's photo of the find, attached to the comment (or the stop when there is no
     # comment) through the images service: screened, resized, metadata (GPS) dropped.
     photo = FileField(_l("Photo (optional)"))
+    # How precisely the stop is kept: the API's `precision` (only the snapped point is stored).
+    precision = SelectField(
+        _l("Show the position"),
+        choices=[
+            SelectChoice(StopPrecision.EXACT.value, _l("Exactly (to about 10 m)")),
+            SelectChoice(StopPrecision.ABOUT_1KM.value, _l("Roughly (to about 1 km)")),
+            SelectChoice(StopPrecision.ABOUT_10KM.value, _l("Vaguely (to about 10 km)")),
+        ],
+        default=StopPrecision.EXACT.value,
+    )
 
     position: tuple[float, float] | None = None
     observed_utc: datetime | None = None

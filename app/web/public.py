@@ -2,22 +2,29 @@
 description, photos, the journey on a map of hosted tiles with the stops listed below
 it, the comments (each stop and comment with its finder's photos), the external link
 (with the public code appended when it opts in), the code box, and its Atom feeds linked
-when they are public. Anyone who may see the trackable (the trackables policies) sees
-it; anyone else gets the 404 page.
+when they are public. Above the map, the journey's statistics (distance, stops,
+countries named in the page's language by Babel's territory names, first and latest
+stop). Anyone who may see the trackable (the trackables policies) sees it; anyone else
+gets the 404 page.
 """
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from babel import Locale
 from flask import Blueprint, current_app, redirect, render_template, url_for
+from flask_babel import format_decimal
 
 from app.auth import Viewer, current_viewer
 from app.errors import TrackableError
 from app.models.image import ImageTarget
 from app.services import images, trackables
 from app.web.feeds import feed_links
+from app.web.i18n import page_language
 from app.web.leaflet import LEAFLET_VERSION
 from app.web.maps import journey_map
 from app.web.page_common import client_key, not_found_on_miss
@@ -60,10 +67,35 @@ def public_page(public_code: str) -> Any:
         comments=comments,
         photos=photos,
         entry_photos=finders_photos,
+        statistics=journey_statistics(view.journey_statistics, page_language()),
         holds_it=_holds(viewer, view.trackable_id),
         feeds=feed_links(trackable, view),
     )
     return html, 200, {"Cache-Control": "private, no-cache"}
+
+
+@dataclass(frozen=True)
+class ShownStatistics:
+    """The journey's statistics as the page shows them, in the page's language."""
+
+    distance_km: str
+    stop_count: int
+    countries: list[str]
+    first_stop_utc: datetime | None
+    last_stop_utc: datetime | None
+
+
+def journey_statistics(found: trackables.JourneyStatistics, lang: str) -> ShownStatistics:
+    """Distance to a tenth of a kilometre in the language's number format, and country
+    names from Babel's territory names (the code itself where Babel has no name)."""
+    territories = Locale.parse(lang).territories
+    return ShownStatistics(
+        distance_km=format_decimal(round(found.distance_km, 1), format="#,##0.0"),
+        stop_count=found.stop_count,
+        countries=[territories.get(code, code) for code in found.countries],
+        first_stop_utc=found.first_stop_utc,
+        last_stop_utc=found.last_stop_utc,
+    )
 
 
 def _holds(viewer: Viewer, trackable_id: uuid.UUID) -> bool:

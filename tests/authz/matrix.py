@@ -293,6 +293,8 @@ MATRIX: dict[str, dict[str, str]] = {
     "POST /api/trackables/{trackableId}/secret/rotate": {"-": "401 200 403 403 403 403 401 403"},
     "POST /api/trackables/labels": {"-": "401 200 403 403 403 403 401 403"},
     "GET /api/trackables/{trackableId}/journey": {"-": "200 200 200 200 200 200 200 200"},
+    "GET /api/trackables/{trackableId}/journey.gpx": {"-": "200 200 200 200 200 200 200 200"},
+    "GET /api/trackables/{trackableId}/journey.geojson": {"-": "200 200 200 200 200 200 200 200"},
     "POST /api/trackables/{trackableId}/journey-stops": {"-": "403 201 201 201 201 201 403 201"},
     "DELETE /api/trackables/{trackableId}/journey-stops/{journeyStopId}": {
         "-": "401 204 403 403 403 403 401 403",

@@ -284,6 +284,8 @@ CALLS: dict[str, Call] = {
     "POST /api/trackables/{trackableId}/secret/rotate": Call(json={}),
     "POST /api/trackables/labels": Call(json=lambda w, c: labels_of(w)),
     "GET /api/trackables/{trackableId}/journey": Call(),
+    "GET /api/trackables/{trackableId}/journey.gpx": Call(),
+    "GET /api/trackables/{trackableId}/journey.geojson": Call(),
     "POST /api/trackables/{trackableId}/journey-stops": Call(json={"latitude": 1, "longitude": 1}),
     "DELETE /api/trackables/{trackableId}/journey-stops/{journeyStopId}": Call(),
     "POST /api/trackables/{trackableId}/journey-stops/{journeyStopId}/note": Call(json=NOTE),

@@ -13,7 +13,7 @@ from app.api.base import Guid, RequestSchema, Schema, UtcDateTime, camelcase
 from app.api.links.schemas import ExternalLinkInputSchema
 from app.api.notes.schemas import latitude_field, longitude_field
 from app.api.trackables.routes import blp
-from app.api.trackables.schemas import MyTrackableSchema
+from app.api.trackables.schemas import MyTrackableSchema, stop_precision_field
 from app.auth import current_viewer
 from app.extensions import db
 from app.models.trackable import (
@@ -128,6 +128,7 @@ class TrackableActivateSchema(ExternalLinkInputSchema):
         allow_none=True,
         metadata={"description": "With the latitude: records the first journey stop."},
     )
+    initial_journey_stop_precision = stop_precision_field()
 
     @validates_schema
     def check_stop_pair(self, data: dict[str, Any], **kwargs: Any) -> None:

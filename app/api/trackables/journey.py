@@ -16,8 +16,10 @@ from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.trackables.comments import ActivityWriteSchema, credential, reused_tag_response
 from app.api.trackables.cookies import keeping_counted_misses
 from app.api.trackables.routes import blp
+from app.api.trackables.schemas import stop_precision_field
 from app.auth import current_viewer
 from app.extensions import db
+from app.models.trackable import StopPrecision
 from app.services import trackables
 
 # --- schemas -----------------------------------------------------------------------------
@@ -46,8 +48,17 @@ class JourneyStopSchema(Schema):
     coordinate_id = Guid(
         metadata={"description": "The same for every stop at the same snapped point."}
     )
-    latitude = fields.Float(metadata={"description": "Snapped to a 1e-4 degree grid."})
-    longitude = fields.Float(metadata={"description": "Snapped to a 1e-4 degree grid."})
+    latitude = fields.Float(metadata={"description": "Snapped to the grid of `precision`."})
+    longitude = fields.Float(metadata={"description": "Snapped to the grid of `precision`."})
+    precision = fields.Enum(
+        StopPrecision,
+        by_value=True,
+        metadata={
+            "description": "The grid the position was snapped to before it was stored: "
+            "`exact` 1e-4 degrees (about 11 m), `about1km` 0.01 degrees, `about10km` 0.1 "
+            "degrees."
+        },
+    )
     associated_utc = UtcDateTime(metadata={"description": "When the stop was saved."})
     observed_utc = UtcDateTime(
         allow_none=True, metadata={"description": "When the finder said they saw it."}
@@ -86,6 +97,7 @@ class JourneyStopCreateSchema(ActivityWriteSchema):
         validate=validate.Range(-180, 180),
         metadata={"example": 8.5417},
     )
+    precision = stop_precision_field()
 
 
 class StopNoteSchema(NoteCreateSchema):
@@ -119,7 +131,8 @@ def get_trackable_journey(query: dict, trackable_id: UUID) -> Any:
 def create_journey_stop(data: dict, trackable_id: UUID) -> Any:
     """Add a journey stop
 
-    Where the item is now, snapped to the grid and labelled. Who may: as for comments
+    Where the item is now, snapped to the grid of `precision` (only the snapped point is
+    kept) and labelled; the trackable's journey statistics follow. Who may: as for comments
     (403 `trackable_access_code_required` / `trackable_access_code_invalid`, 400
     `trackable_activation_required`). A retry with the same `clientMutationId` returns
     the first stop; the same tag at another point is 409 `client_mutation_id_reused`

@@ -27,6 +27,7 @@ from app.models.trackable import (
     STATUS_MESSAGE_MAX_LENGTH,
     TRACKABLE_DESCRIPTION_MAX_LENGTH,
     TRACKABLE_NAME_MAX_LENGTH,
+    StopPrecision,
     TrackableVisibility,
 )
 from app.services import trackables
@@ -49,6 +50,25 @@ def visibility_field(*, default: str | None = None, **kwargs: Any) -> fields.Enu
     return fields.Enum(TrackableVisibility, by_value=True, metadata=metadata, **kwargs)
 
 
+def stop_precision_field(**kwargs: Any) -> fields.Enum:
+    """How coarsely a stop's writer wants its position kept (default `exact`)."""
+    return fields.Enum(
+        StopPrecision,
+        by_value=True,
+        load_default=StopPrecision.EXACT,
+        metadata={
+            "description": "How precisely the position is kept: `exact` (default; a 1e-4 "
+            "degree grid, about 11 m), `about1km` (0.01 degrees) or `about10km` (0.1 "
+            "degrees). The position is snapped to the nearest point of that fixed grid "
+            "(latitude and longitude alike) before anything is stored: the sent position "
+            "is kept nowhere.",
+            "default": "exact",
+            "example": "about1km",
+        },
+        **kwargs,
+    )
+
+
 # --- reads -------------------------------------------------------------------------------
 
 
@@ -59,6 +79,34 @@ class TrackableGroupRefSchema(Schema):
     name = fields.String(metadata={"example": "Summer Hike 2026"})
     slug = fields.String(
         metadata={"description": "The group page's fixed slug.", "example": "summer_hike_2026"}
+    )
+
+
+class JourneyStatisticsSchema(Schema):
+    """What the trackable's journey adds up to, kept up to date as stops come and go."""
+
+    distance_km = fields.Float(
+        metadata={
+            "description": "Great-circle kilometres (haversine, mean Earth radius "
+            "6371.0088 km) along the stops, oldest first: each leg the short way round.",
+            "example": 111.195,
+        }
+    )
+    stop_count = fields.Integer(metadata={"example": 2})
+    countries = fields.List(
+        fields.String(),
+        metadata={
+            "description": "ISO 3166-1 alpha-2 codes of the countries of the stops (the "
+            "nearest town's, by the offline geocoder), in order of first visit; a stop "
+            "with no town near counts for none.",
+            "example": ["CH", "DE"],
+        },
+    )
+    first_stop_utc = UtcDateTime(
+        allow_none=True, metadata={"description": "When the oldest stop was saved."}
+    )
+    last_stop_utc = UtcDateTime(
+        allow_none=True, metadata={"description": "When the newest stop was saved."}
     )
 
 
@@ -113,6 +161,7 @@ class TrackableSchema(Schema):
     can_manage = fields.Boolean(
         metadata={"description": "Whether this caller may manage it (settings, moderation)."}
     )
+    journey_statistics = fields.Nested(JourneyStatisticsSchema)
 
 
 class MyTrackableSchema(TrackableSchema):

@@ -205,6 +205,16 @@ def coordinate_locality(
     return asdict(geo.reverse_geocoder(geo_settings(config, instance_path)).reverse(lat, lon))
 
 
+def coordinate_country(
+    latitude: float, longitude: float, *, config: Mapping[str, Any], instance_path: str
+) -> str:
+    """The ISO 3166-1 alpha-2 code of the country at a point (nearest town, offline
+    index), "" where no town is near: journey statistics count countries by it."""
+    from app.integrations import geo
+
+    return geo.country_code_at(geo_settings(config, instance_path), latitude, longitude)
+
+
 def _as_float(value: Any) -> float | None:
     """Query values arrive as text; anything that is not a plain finite number is None."""
     if value is None or isinstance(value, bool):

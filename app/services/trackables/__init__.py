@@ -36,6 +36,12 @@ from app.services.trackables.creation import (
     create_group,
     create_trackable,
 )
+from app.services.trackables.exports import (
+    ExportedStop,
+    JourneyExport,
+    export_journey,
+    gpx_track,
+)
 from app.services.trackables.feeds import (
     EntryKind,
     Feed,
@@ -90,6 +96,7 @@ from app.services.trackables.sessions import (
     new_client_id,
     session_trackable_ids,
 )
+from app.services.trackables.statistics import JourneyStatistics
 from app.services.trackables.stops import (
     NoteAtPoint,
     StopView,
@@ -126,6 +133,7 @@ __all__ = [
     "CreatedTrackable",
     "Credential",
     "EntryKind",
+    "ExportedStop",
     "Feed",
     "FeedEntry",
     "GroupMembership",
@@ -133,6 +141,8 @@ __all__ = [
     "GuessClient",
     "IssuedCodes",
     "IssuedTrackable",
+    "JourneyExport",
+    "JourneyStatistics",
     "LabelItem",
     "LabelItemsRefused",
     "LabelSheet",
@@ -165,9 +175,11 @@ __all__ = [
     "detach_from_group",
     "edit_comment",
     "end_active",
+    "export_journey",
     "find_by_public_code",
     "get_journey",
     "get_trackable",
+    "gpx_track",
     "group_feed",
     "guess_key",
     "has_public_feed",

@@ -12,7 +12,8 @@ users' history stay"). No row naming the user remains:
   personal group is deleted, its remaining items leave it;
 - the user's watches, unlocks, comments and journey stops are deleted; stops others recorded at the
   user's notes stay, without the link to the note (the note goes with the notes clean-up);
-- every comment or stop that goes takes its photos (and their files) with it.
+- every comment or stop that goes takes its photos (and their files) with it, and the
+  journey statistics of the trackables that lost stops and stay are recomputed.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from app.models.trackable import (
     note_trackables,
 )
 from app.models.user import User
+from app.services.trackables import statistics
 
 
 def delete_account_trackables(user: User, counts: DeletionCounts) -> None:
@@ -69,7 +71,11 @@ def delete_account_trackables(user: User, counts: DeletionCounts) -> None:
     db.session.execute(delete(TrackableWatch).where(TrackableWatch.user_id == user.id))
     db.session.execute(delete(TrackableGroupWatch).where(TrackableGroupWatch.user_id == user.id))
     db.session.execute(delete(TrackableUnlock).where(TrackableUnlock.user_id == user.id))
+    travelled = db.session.scalars(
+        select(JourneyStop.trackable_id).where(JourneyStop.created_by_user_id == user.id).distinct()
+    ).all()
     db.session.execute(delete(JourneyStop).where(JourneyStop.created_by_user_id == user.id))
+    statistics.refresh_many(travelled)
     db.session.execute(delete(TrackableComment).where(TrackableComment.author_user_id == user.id))
     mine = select(Note.id).where(Note.owner_user_id == user.id).scalar_subquery()
     db.session.execute(

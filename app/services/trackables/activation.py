@@ -36,7 +36,7 @@ from app.auth import Viewer
 from app.errors import TrackableError, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
-from app.models.trackable import JourneyStop, Trackable, TrackableGroup
+from app.models.trackable import JourneyStop, StopPrecision, Trackable, TrackableGroup
 from app.models.user import User
 from app.policies import trackables as trackable_policy
 from app.services import events
@@ -154,6 +154,7 @@ def activate(
     use_group_default_external_link: bool = False,
     initial_journey_stop_latitude: float | None = None,
     initial_journey_stop_longitude: float | None = None,
+    initial_journey_stop_precision: StopPrecision = StopPrecision.EXACT,
 ) -> Activation:
     """POST /api/trackables/{trackableId}/activate (contract: Trackable activation)."""
     user = viewer.account
@@ -216,6 +217,7 @@ def activate(
             trackable,
             latitude=initial_journey_stop_latitude,
             longitude=initial_journey_stop_longitude,
+            precision=initial_journey_stop_precision,
             created_by=user,
             display_name=_display_name(user),
             is_anonymous=False,

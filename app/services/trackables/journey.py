@@ -7,14 +7,22 @@ written: activation's initial stop, note attachment and direct reports all go th
 - The coordinate is snapped to a fixed grid of 1e-4 degrees (about 11 m of latitude, and
   less of longitude away from the equator): close enough to name the spot a finder stood
   at, coarse enough that two finds at the same place meet in one point, and no more
-  precise than a phone's GPS fix anyway. The snapped pair is what is stored and shown.
+  precise than a phone's GPS fix anyway. A writer may ask for a coarser grid
+  (`precision`): 0.01 degrees (`about1km`) or 0.1 degrees (`about10km`), latitude and
+  longitude alike, each value rounded to the nearest grid line (the centre of the cell
+  around it), so repeated stops at one place give one point. The snapped pair is all
+  that is stored, labelled, counted and shown: the raw position goes no further than this
+  function (docs/contract-notes.md, Stop precision).
 - `coordinate_id` is a uuid5 of the snapped pair (in a fixed namespace), so stops at the
   same snapped point share it whatever trackable or caller saved them, on any server.
 - `location_label` names the snapped point with the offline reverse geocoder (the same
   one as GET /api/system/coordinate-locality): "City, State, Country" with the empty parts
   left out; "" where nothing is near (mid-ocean) or the geocoder fails, which never stops
   the write.
-- Saving a stop is activity: the trackable's `last_activity_utc` (and its group's) moves.
+- `country_code` is the ISO 3166-1 alpha-2 code of the snapped point by the offline
+  geocoder (the journey statistics count countries by it).
+- Saving a stop is activity: the trackable's `last_activity_utc` (and its group's) moves,
+  and its journey statistics are recomputed (services.trackables.statistics).
 """
 
 from __future__ import annotations
@@ -27,21 +35,30 @@ from flask import current_app
 
 from app.extensions import db
 from app.models.base import utcnow
-from app.models.trackable import JourneyStop, Trackable
+from app.models.trackable import JourneyStop, StopPrecision, Trackable
 from app.models.user import User
 from app.services import system
+from app.services.trackables import statistics
 
 log = logging.getLogger(__name__)
 
 GRID_DECIMALS = 4  # 1e-4 degrees, about 11 m: see the module docstring
+# Decimals of degrees kept at each precision: a grid of 10**-decimals degrees.
+PRECISION_DECIMALS = {
+    StopPrecision.EXACT: GRID_DECIMALS,
+    StopPrecision.ABOUT_1KM: 2,
+    StopPrecision.ABOUT_10KM: 1,
+}
 COORDINATE_NAMESPACE = uuid.UUID("6f1d3c52-8a4e-5b7e-9c1a-2d4b6e8f0a13")
 LABEL_MAX_LENGTH = 200  # journey_stops.location_label
 DISPLAY_NAME_MAX_LENGTH = 100  # journey_stops.creator_display_name
 
 
-def snap(value: float) -> float:
-    """The grid value of one coordinate (-0.0 is 0.0, so both sides of zero share a point)."""
-    return round(float(value), GRID_DECIMALS) + 0.0
+def snap(value: float, precision: StopPrecision = StopPrecision.EXACT) -> float:
+    """The grid value of one coordinate at `precision`: the nearest grid line (-0.0 is
+    0.0, so both sides of zero share a point). Every coarser grid line is one of the
+    finest grid's, so a snapped value snaps to itself at `exact`."""
+    return round(float(value), PRECISION_DECIMALS[precision]) + 0.0
 
 
 def coordinate_id(latitude: float, longitude: float) -> uuid.UUID:
@@ -69,11 +86,19 @@ def location_label(latitude: float, longitude: float) -> str:
     return label[:LABEL_MAX_LENGTH]
 
 
+def country_code(latitude: float, longitude: float) -> str:
+    """The country code of a snapped point, or "" (see system.coordinate_country)."""
+    return system.coordinate_country(
+        latitude, longitude, config=current_app.config, instance_path=current_app.instance_path
+    )
+
+
 def record_stop(
     trackable: Trackable,
     *,
     latitude: float,
     longitude: float,
+    precision: StopPrecision = StopPrecision.EXACT,
     created_by: User | None,
     display_name: str,
     is_anonymous: bool,
@@ -83,7 +108,8 @@ def record_stop(
     client_payload_hash: str | None = None,
     writer_session_id: uuid.UUID | None = None,
 ) -> JourneyStop:
-    """Save a journey stop of `trackable` at the snapped point (flushed, not committed).
+    """Save a journey stop of `trackable` at the point snapped to `precision` (flushed,
+    not committed) and recompute the trackable's journey statistics.
 
     The caller has checked that the trackable accepts stops (activated) and that the
     coordinate is in range. `note_id` links the note the stop came from (a location-only
@@ -93,13 +119,15 @@ def record_stop(
     the access session of an anonymous writer (its proof for adding photos).
     """
     now = utcnow()
-    lat, lon = snap(latitude), snap(longitude)
+    lat, lon = snap(latitude, precision), snap(longitude, precision)
     stop = JourneyStop(
         trackable_id=trackable.id,
         coordinate_id=coordinate_id(lat, lon),
         latitude=lat,
         longitude=lon,
+        precision=precision,
         location_label=location_label(lat, lon),
+        country_code=country_code(lat, lon),
         associated_utc=now,
         observed_utc=observed_utc,
         is_location_only=note_id is None,
@@ -116,4 +144,5 @@ def record_stop(
     if trackable.group is not None:
         trackable.group.last_activity_utc = now
     db.session.flush()
+    statistics.refresh(trackable)
     return stop

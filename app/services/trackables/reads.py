@@ -10,6 +10,7 @@ list, the caller's own list and one trackable.
 - A link that opts in gets the public code appended as `trackableCode` (a trackable's own
   record is "a specific trackable page"); the link's own query is kept as it is.
 - Lists: most recent activity first, ties by id. The public list is capped.
+- `journey_statistics` are the ones stored on the row (services.trackables.statistics).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from app.models.trackable import Trackable, TrackableGroup, TrackableVisibility
 from app.models.user import User
 from app.policies import trackables as policy
 from app.services.shared.pages import Listing, Order, Page, read_list
+from app.services.trackables.statistics import JourneyStatistics, stored
 
 CODE_PARAMETER = "trackableCode"
 
@@ -67,6 +69,7 @@ class TrackableView:
     external_link_description: str
     external_link_append_public_trackable_code: bool
     can_manage: bool
+    journey_statistics: JourneyStatistics
     relation: TrackableRelation | None = None
 
 
@@ -127,6 +130,7 @@ def _view(
         external_link_description=link_description,
         external_link_append_public_trackable_code=append,
         can_manage=policy.can_manage(viewer, trackable),
+        journey_statistics=stored(trackable),
     )
 
 

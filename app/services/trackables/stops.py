@@ -33,12 +33,13 @@ from app.extensions import db
 from app.hooks import remove_children
 from app.models.category import OwnerScope
 from app.models.note import Note
-from app.models.trackable import JourneyStop, Trackable
+from app.models.trackable import JourneyStop, StopPrecision, Trackable
 from app.models.user import User
 from app.policies import notes as note_policy
 from app.policies import trackables as policy
 from app.services import events, notes
 from app.services.shared.pages import Listing, Order, Page, read_list
+from app.services.trackables import statistics
 from app.services.trackables.journey import GRID_DECIMALS, record_stop, snap
 from app.services.trackables.possession import Credential, check_observed, writable, write_once
 
@@ -65,6 +66,7 @@ class StopView:
     coordinate_id: uuid.UUID
     latitude: float
     longitude: float
+    precision: StopPrecision
     associated_utc: datetime
     observed_utc: datetime | None
     is_location_only: bool
@@ -103,6 +105,7 @@ def stop_views(
             coordinate_id=stop.coordinate_id,
             latitude=stop.latitude,
             longitude=stop.longitude,
+            precision=stop.precision,
             associated_utc=stop.associated_utc,
             observed_utc=stop.observed_utc,
             is_location_only=stop.is_location_only,
@@ -128,12 +131,17 @@ def add_stop(
     longitude: float,
     display_name: str | None,
     credential: Credential,
+    precision: StopPrecision = StopPrecision.EXACT,
     observed_utc: datetime | None = None,
     client_mutation_id: str | None = None,
 ) -> StopView:
-    """A direct report of where the trackable is (rule 1), or the first stop of a retry."""
+    """A direct report of where the trackable is (rule 1), at the `precision` its writer
+    chose, or the first stop of a retry."""
     trackable = writable(viewer, trackable_id, credential)
     user = viewer.user
+    # From here on only the snapped point exists: the retry fingerprint is taken of it
+    # too (a hash of a raw position is a search over a small grid away from it).
+    latitude, longitude = snap(latitude, precision), snap(longitude, precision)
 
     def write(client_payload_hash: str | None) -> JourneyStop:
         check_observed(observed_utc, credential.config)
@@ -141,6 +149,7 @@ def add_stop(
             trackable,
             latitude=latitude,
             longitude=longitude,
+            precision=precision,
             created_by=user,
             display_name=user.display_text if user else display_name or ANONYMOUS_NAME,
             is_anonymous=user is None,
@@ -163,6 +172,7 @@ def add_stop(
         payload={
             "latitude": latitude,
             "longitude": longitude,
+            "precision": precision,
             "observed_utc": observed_utc,
             "display_name": None if user else display_name,
         },
@@ -175,7 +185,8 @@ def add_stop(
 
 
 def delete_stop(viewer: Viewer, trackable_id: uuid.UUID, stop_id: uuid.UUID) -> None:
-    """Delete a stop: its signed-in author, the owner or a current team admin (rule 3)."""
+    """Delete a stop: its signed-in author, the owner or a current team admin (rule 3);
+    the journey statistics follow."""
     trackable = policy.get_visible(viewer, trackable_id)
     stop = stop_of(trackable, stop_id)
     policy.require_delete_stop(viewer, trackable, stop)
@@ -184,7 +195,7 @@ def delete_stop(viewer: Viewer, trackable_id: uuid.UUID, stop_id: uuid.UUID) -> 
     events.record(
         events.EventType.STOP_DELETED, trackable, actor_id=viewer.user_id, stop_id=stop.id
     )
-    db.session.flush()
+    statistics.refresh(trackable)
 
 
 def convert_stop(

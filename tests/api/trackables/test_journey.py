@@ -32,6 +32,7 @@ READ_SHAPE = {
     "coordinateId",
     "latitude",
     "longitude",
+    "precision",
     "associatedUtc",
     "observedUtc",
     "isLocationOnly",
