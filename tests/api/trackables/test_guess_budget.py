@@ -373,13 +373,18 @@ def test_the_published_numbers_are_the_ones_enforced(app, api, trackable):
 # Each worker builds its own app on the test database and answers one line per command:
 # the statuses of that many lookup misses from one address.
 WORKER = """
-import json, sys
+import json, os, sys
 from pathlib import Path
 from tests.conftest import make_test_app
 
+# Answers go to the test through the original stdout; the app's log lines (an unexpected
+# error's, say) go to stderr, where the test reads them when an answer is wrong.
+answers = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
 app = make_test_app(sys.argv[1], Path(sys.argv[2]))
 client = app.test_client()
-print("ready", flush=True)
+print("ready", file=answers, flush=True)
 for line in sys.stdin:
     name, count = line.split()
     statuses = []
@@ -389,7 +394,7 @@ for line in sys.stdin:
             "/api/trackables/lookup", json={"code": code}, environ_base={"REMOTE_ADDR": sys.argv[3]}
         )
         statuses.append(response.status_code)
-    print(json.dumps(statuses), flush=True)
+    print(json.dumps(statuses), file=answers, flush=True)
 """
 
 
@@ -428,7 +433,13 @@ class Worker:
         self.process.stdin.flush()
 
     def statuses(self) -> list[int]:
-        return json.loads(self._read_line())
+        found = json.loads(self._read_line())
+        if 500 in found:  # what the worker's app logged says why
+            self.errors.seek(0)
+            raise AssertionError(
+                f"worker {self.name} answered {found}:\n{self.errors.read()[-4000:]}"
+            )
+        return list(found)
 
     def close(self) -> None:
         if self.process.stdin is not None:
