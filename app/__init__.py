@@ -208,6 +208,7 @@ def register_extensions(app: Flask) -> None:
     }
     replica = replica_options(app.config)
     if replica is not None:
+        replica["url"] = normalize_database_url(replica["url"])
         app.config["SQLALCHEMY_BINDS"] = {
             REPLICA_BIND: {**replica, **engine_options(replica["url"], app.config)}
         }

@@ -46,7 +46,8 @@ def both(database_url: str, replica_url: str, tmp_path) -> Iterator[tuple[Any, A
     app = make_test_app(
         database_url,
         tmp_path,
-        DATABASE_REPLICA_URL=replica_url,
+        # As an operator writes it: the scheme without a driver means ours, psycopg2.
+        DATABASE_REPLICA_URL=replica_url.replace("postgresql+psycopg2://", "postgresql://"),
         DATABASE_REPLICA_LAG_CHECK_SECONDS=0,
     )
     with app.app_context():
@@ -111,6 +112,7 @@ def test_a_caller_who_just_wrote_reads_the_primary(both, replica_url, tmp_path):
     assert cookie is not None
     assert cookie.max_age == int(app.config["DATABASE_REPLICA_STICKY_SECONDS"])
     assert cookie.http_only
+    assert cookie.secure == app.config["SESSION_COOKIE_SECURE"]  # as the site's other cookies
     assert "on the primary" in titles(api.get(BOUNDS))
 
 

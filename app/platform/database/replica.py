@@ -162,7 +162,6 @@ def route_reads(app: Flask, engine: Engine) -> None:
     app.extensions["read_replica"] = state
     signed_in_checks: list[Callable[[], bool]] = app.extensions.setdefault(SIGNED_IN_CHECKS, [])
     sticky = int(float(app.config["DATABASE_REPLICA_STICKY_SECONDS"]))
-    secure = app.config["ENV_NAME"] == "production"
 
     @app.before_request
     def choose_replica() -> None:
@@ -180,7 +179,13 @@ def route_reads(app: Flask, engine: Engine) -> None:
     def mark_writer(response: Response) -> Response:
         if request.method in WRITE_METHODS and response.status_code < 400:
             response.set_cookie(
-                WROTE_COOKIE, "1", max_age=sticky, httponly=True, samesite="Lax", secure=secure
+                WROTE_COOKIE,
+                "1",
+                max_age=sticky,
+                httponly=True,
+                samesite="Lax",
+                # Secure as the site's other cookies (TRACKABLE_ACCESS_COOKIE_SECURE).
+                secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")),
             )
         return response
 
