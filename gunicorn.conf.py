@@ -47,11 +47,9 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 # A directory made by another process (a server that started this one) is not ours to
 # share: the marker names the process that made it.
 _OWN_METRICS_DIR = "LOCATION_NOTES_OWN_METRICS_DIR"
-_made_here = f"{os.getpid()}:{os.environ.get('PROMETHEUS_MULTIPROC_DIR', '')}"
-if (
-    not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    or os.environ.get(_OWN_METRICS_DIR, _made_here) != _made_here
-):
+_configured = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+_maker, _, _made = os.environ.get(_OWN_METRICS_DIR, "").partition(":")
+if not _configured or (_made == _configured and _maker != str(os.getpid())):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="location-notes-metrics-")
     os.environ[_OWN_METRICS_DIR] = f"{os.getpid()}:{os.environ['PROMETHEUS_MULTIPROC_DIR']}"
 

@@ -4,8 +4,9 @@ as a third-party integrator would, and import it.
 The generator runs with `--fail-on-warning`: a schema it cannot read, a response it has to
 drop or an operation it skips fails the test with the generator's own words. Its one
 configured exception is binary downloads: it reads only JSON, text and
-`application/octet-stream` responses, so the GPX export (`application/gpx+xml`), the
-image variants (`image/jpeg`) and the label sheets (`application/pdf`) are read as octet
+`application/octet-stream` responses, so the GPX exports (`application/gpx+xml`), the
+journey's GeoJSON (`application/geo+json`), the image variants (`image/jpeg`), the label
+sheets (`application/pdf`) and the data export (`application/zip`) are read as octet
 streams (its documented `content_type_overrides`); the document keeps their real types.
 """
 
@@ -29,6 +30,8 @@ CONFIG = {
         "application/gpx+xml": "application/octet-stream",
         "image/jpeg": "application/octet-stream",
         "application/pdf": "application/octet-stream",
+        "application/zip": "application/octet-stream",
+        "application/geo+json": "application/octet-stream",
     },
 }
 # `"method": "post",` then `"url": "/api/notes/mine/{note_id}/move"` in each operation.

@@ -402,6 +402,7 @@ REVIEWED_NOT_SECRET: dict[str, str] = {
     "trackable_groups.default_external_link_append_public_code": "The same flag, as the "
     "group's default for its items.",
     "webhook_attempts.status_code": "The HTTP status the webhook's endpoint answered.",
+    "journey_stops.country_code": "The ISO country the stop lies in (from its snapped position).",
     "webhook_subscriptions.previous_secret_expires_utc": "Until when the previous secret "
     "signed too: a time, not the secret.",
 }
