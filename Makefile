@@ -14,8 +14,8 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # Two install sets from the lock files in requirements/ (pinned, hashed; `make lock`):
-# `make run` installs the runtime set only, plus the optional stores named in EXTRAS
-# (`make run EXTRAS=s3,redis`); `make test` and `make lint` the development set.
+# `make run` installs the runtime set only, plus the optional extras named in EXTRAS
+# (`make run EXTRAS=s3,redis,sentry,otel`); `make test` and `make lint` the development set.
 EXTRAS ?=
 comma := ,
 EXTRA_LOCKS := $(foreach extra,$(subst $(comma), ,$(EXTRAS)),requirements/$(extra).txt)

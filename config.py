@@ -371,6 +371,17 @@ class Config:
     # port), where /metrics needs no token and nothing but /metrics and the health probes
     # is served: keep it where only the monitoring can reach it. gunicorn.conf.py reads it.
     METRICS_BIND = env_str("METRICS_BIND", "")
+    # Error reporting (issue 29; app.platform.telemetry, the `sentry` extra): set, the 500s
+    # are reported to this Sentry DSN, scrubbed like the logs and of personal data. The
+    # environment defaults to APP_ENV; performance traces are off at 0 (0.0 to 1.0).
+    SENTRY_DSN = env_str("SENTRY_DSN", "")
+    SENTRY_ENVIRONMENT = env_str("SENTRY_ENVIRONMENT", "")
+    SENTRY_TRACES_SAMPLE_RATE = env_float("SENTRY_TRACES_SAMPLE_RATE", 0.0)
+    # Tracing (issue 29; the `otel` extra): on when the standard OTEL_EXPORTER_OTLP_ENDPOINT
+    # names a collector (OTLP/HTTP), or with OTEL_TRACING=true (the exporter's default,
+    # http://localhost:4318). The exporter reads the other OTEL_* variables itself.
+    OTEL_EXPORTER_OTLP_ENDPOINT = env_str("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+    OTEL_TRACING = env_bool("OTEL_TRACING", False)
 
     # Webhooks (issue 25; docs/contract-notes.md, Webhooks). Deliveries go out under the
     # outbound rules above (checked addresses), with their own budget and answer cap.

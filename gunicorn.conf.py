@@ -17,6 +17,8 @@ if _metrics_bind:
 # Sync workers; errors gunicorn answers itself (414, 431, 400) come as problem+json too.
 worker_class = "app.platform.gunicorn_worker.ProblemJsonSyncWorker"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+# No preload_app: each worker makes the app after the fork, so the threads of tracing's
+# exporter and Sentry's transport (app.platform.telemetry) start in the worker itself.
 # Sync workers hold one request each; an outbound link check or image resize must finish
 # well inside this, and a stuck worker is recycled instead of holding the slot forever.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))

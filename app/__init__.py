@@ -34,6 +34,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     use_served_address(app)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     for register in (
+        register_telemetry,  # first: its request span covers every hook, its SQL every engine
         register_extensions,
         register_metrics,
         register_area_hooks,
@@ -240,6 +241,14 @@ def register_metrics(app: Flask) -> None:
     app.wsgi_app = RequestMetrics(app.wsgi_app)  # type: ignore[method-assign]
 
 
+def register_telemetry(app: Flask) -> None:
+    """Optional error reporting (SENTRY_DSN) and tracing (OTEL_EXPORTER_OTLP_ENDPOINT,
+    OTEL_TRACING), both off by default (app.platform.telemetry)."""
+    from app.platform.telemetry import start_telemetry
+
+    start_telemetry(app)
+
+
 def register_blueprints(app: Flask) -> None:
     from app.api import register_blueprints as register_api
 
@@ -255,16 +264,19 @@ def register_errors(app: Flask) -> None:
     from app.errors import unexpected_error_response
     from app.extensions import db
     from app.platform.database import is_conflict, register_outage_answers
+    from app.platform.telemetry import reporting
     from app.services import compliance
 
-    register(app, track_unexpected=compliance.track_unexpected_error)
+    # Tracked under a ticket, then reported (Sentry, the trace) when that is on.
+    track_unexpected = reporting(app, compliance.track_unexpected_error)
+    register(app, track_unexpected=track_unexpected)
 
     # The database away: 503, not a 500 with a ticket; other database errors stay 500s.
     def unexpected(error: Exception) -> Response:
         gone = answer_if_account_gone(error)  # deleted while the request wrote: 401
         if gone is not None:
             return gone
-        return unexpected_error_response(compliance.track_unexpected_error(error))
+        return unexpected_error_response(track_unexpected(error))
 
     register_outage_answers(app, unexpected)
 

@@ -23,7 +23,14 @@ NOT_FOR_PRODUCTION = {
     "PUBLIC_BASE_URL_ALLOW_LOCAL": "the test rig's override; a public host never sets it",
 }
 # Read by libraries from the environment, not by config.py.
-LIBRARY_SETTINGS = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "PROMETHEUS_MULTIPROC_DIR"}
+LIBRARY_SETTINGS = {
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "PROMETHEUS_MULTIPROC_DIR",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_TRACES_SAMPLER",
+    "OTEL_TRACES_SAMPLER_ARG",
+}
 
 
 def settings_read() -> set[str]:

@@ -29,6 +29,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.seen.append((self.path, self.headers.get("Host", "")))
+        self.server.headers_seen.append(
+            {name.lower(): value for name, value in self.headers.items()}
+        )
         path = self.path.split("?", 1)[0]
         if path.startswith("/redirect/"):
             left = int(path.rsplit("/", 1)[1])
@@ -146,6 +149,7 @@ class Site(ThreadingHTTPServer):
     def __init__(self, context: ssl.SSLContext | None = None) -> None:
         super().__init__(("127.0.0.1", 0), Handler)
         self.seen: list[tuple[str, str]] = []
+        self.headers_seen: list[dict[str, str]] = []  # every request's headers, names lower-case
         self.huge_bytes_sent: list[int] = []
         self.sni_names: list[str | None] = []
         if context is not None:
