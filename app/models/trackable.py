@@ -273,6 +273,10 @@ class JourneyStop(Base):
     latitude: Mapped[float] = mapped_column(Float)
     longitude: Mapped[float] = mapped_column(Float)
     location_label: Mapped[str] = mapped_column(String(200), default="")
+    # What the label names, so a page can show it in its language (place_names): the
+    # country's ISO code ("" when unknown) and the GeoNames id of the offline geocoder's city.
+    country_code: Mapped[str] = mapped_column(String(2), default="")
+    place_geonameid: Mapped[int | None] = mapped_column(Integer, default=None)
     associated_utc: Mapped[datetime] = mapped_column(default=utcnow)
     observed_utc: Mapped[datetime | None] = mapped_column(default=None)
     is_location_only: Mapped[bool] = mapped_column(Boolean, default=True)

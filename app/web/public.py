@@ -17,6 +17,7 @@ from app.errors import TrackableError
 from app.models.image import ImageTarget
 from app.services import images, trackables
 from app.web.feeds import feed_links
+from app.web.i18n import page_language
 from app.web.maps import journey_map
 from app.web.page_common import client_key, not_found_on_miss
 from app.web.photos import photos_of
@@ -40,7 +41,7 @@ def public_page(public_code: str) -> Any:
         return redirect(url_for("pages.public_page", public_code=view.public_code), 301)
     config = current_app.config
     journey_view = journey_map(
-        [(stop.latitude, stop.longitude, stop.location_label) for stop in journey],
+        [(stop.latitude, stop.longitude, stop.place_label(page_language())) for stop in journey],
         tile_url=config["HOSTED_MAP_TILE_URL_TEMPLATE"],
         max_zoom=int(config["MAP_PAGE_MAX_ZOOM"]),
     )

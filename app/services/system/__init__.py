@@ -6,6 +6,7 @@ from app.services.system.status import (
     MAP_SOURCES,
     beta_android,
     coordinate_locality,
+    identify_place,
     locate_ip,
     resolve_status,
 )
@@ -15,6 +16,7 @@ __all__ = [
     "MAP_SOURCES",
     "beta_android",
     "coordinate_locality",
+    "identify_place",
     "locate_ip",
     "resolve_status",
 ]
