@@ -306,6 +306,9 @@ class JourneyStop(Base):
     location_label: Mapped[str] = mapped_column(String(200), default="")
     # ISO 3166-1 alpha-2 of the snapped point by the offline geocoder; "" where no town is near.
     country_code: Mapped[str] = mapped_column(String(2), default="", server_default="")
+    # The GeoNames id of the offline geocoder's city the label names (place_names), so a
+    # page can show the place in its own language; None when another geocoder wrote it.
+    place_geonameid: Mapped[int | None] = mapped_column(Integer, default=None)
     associated_utc: Mapped[datetime] = mapped_column(default=utcnow)
     observed_utc: Mapped[datetime | None] = mapped_column(default=None)
     is_location_only: Mapped[bool] = mapped_column(Boolean, default=True)

@@ -32,6 +32,7 @@ from flask_babel import gettext as _
 from app.errors import TrackableError
 from app.platform.http_files import cached_file
 from app.services import trackables
+from app.web.i18n import page_language
 
 ATOM = "http://www.w3.org/2005/Atom"
 ATOM_TYPE = "application/atom+xml"
@@ -101,7 +102,7 @@ def _entry_texts(entry: trackables.FeedEntry) -> tuple[str, str, str, str | None
     name = _name(entry.trackable)
     if entry.stop is not None:
         stop = entry.stop
-        place = stop.location_label or f"{stop.latitude:.4f}, {stop.longitude:.4f}"
+        place = stop.place_label(page_language()) or f"{stop.latitude:.4f}, {stop.longitude:.4f}"
         summary = _("Seen at %(place)s (%(latitude).4f, %(longitude).4f) by %(who)s.")
         values = {"latitude": stop.latitude, "longitude": stop.longitude}
         return (

@@ -53,7 +53,7 @@ def public_page(public_code: str) -> Any:
         return redirect(url_for("pages.public_page", public_code=view.public_code), 301)
     config = current_app.config
     journey_view = journey_map(
-        [(stop.latitude, stop.longitude, stop.location_label) for stop in journey],
+        [(stop.latitude, stop.longitude, stop.place_label(page_language())) for stop in journey],
         tile_url=config["HOSTED_MAP_TILE_URL_TEMPLATE"],
         max_zoom=int(config["MAP_PAGE_MAX_ZOOM"]),
     )

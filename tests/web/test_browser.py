@@ -3,7 +3,9 @@ Playwright; no browser is ever downloaded) against the app served on a free port
 test database: scan the QR URL, land on the active page, log a find (a comment and a
 journey stop from a faked geolocation, or typed in DMS, with a photo) in one submit,
 see both on the public page. Phone-sized screenshots of
-each page are saved into docs/screenshots/ (linked from the README).
+each page are saved into docs/screenshots/ (linked from the README). Every page a test
+passes through is checked with axe-core (tests.web.accessibility; every page in both
+languages and viewports: test_browser_accessibility.py).
 
 Without /usr/bin/chromium these tests skip, saying why; with REQUIRE_BROWSER_TESTS=1
 (CI sets it) they fail instead, so CI can never pass them silently."""
@@ -27,6 +29,7 @@ from app.extensions import db
 from app.models.trackable import JourneyStop, TrackableComment, TrackableVisibility
 from tests.api.images.samples import sample
 from tests.factories import codes_of, count_rows, make_trackable, make_user
+from tests.web.accessibility import check_accessibility
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -158,6 +161,7 @@ def test_a_finder_scans_comments_adds_a_stop_and_sees_them_on_the_public_page(
     page.goto(f"{live_server}/trackable/{token}")
     assert re.search(rf"/en/trackables/active/{trackable.id}$", page.url)
     assert page.locator("h1").inner_text() == "Blue bug"
+    check_accessibility(page, "the active page")
     seen.append(page.content())
 
     # One find: a comment and the browser's (faked) location, filled in by the script.
@@ -181,6 +185,7 @@ def test_a_finder_scans_comments_adds_a_stop_and_sees_them_on_the_public_page(
     page.wait_for_function("() => document.querySelector('#find .entry-photos img').complete")
     assert notice_photo.evaluate("image => image.naturalWidth") > 0  # loaded, not broken
     assert notice_photo.evaluate("image => image.currentSrc").endswith("-306.jpg")
+    check_accessibility(page, "the active page after a find")
     seen.append(page.content())
     screenshot(page, "active-page.png")
 
@@ -197,6 +202,7 @@ def test_a_finder_scans_comments_adds_a_stop_and_sees_them_on_the_public_page(
     assert stops.count() == 1
     wait_for_tiles(page)
     screenshot(page, "public-page.png")
+    check_accessibility(page, "the public page")
     seen.append(page.content())
 
     # The same page in German.
@@ -205,6 +211,7 @@ def test_a_finder_scans_comments_adds_a_stop_and_sees_them_on_the_public_page(
     assert page.locator("#journey h2").inner_text() == "Reise"
     wait_for_tiles(page)
     screenshot(page, "public-page-de.png")
+    check_accessibility(page, "the German public page")
     seen.append(page.content())
 
     assert problems == []  # no CSP violation or script error in the console
@@ -273,6 +280,7 @@ def test_a_find_in_dms_pressed_twice_writes_once_and_links_to_the_highlighted_en
             page = context.new_page()
             page.goto(f"{live_server}/trackable/{codes_of(trackable)[1]}")
             assert (page.locator("button.locate").count() == 1) is javascript
+            check_accessibility(page, "the active page", javascript=javascript)
             page.fill("#find-body", "Under the bridge.")
             page.fill("#find-latitude", "48°8'14.6\"N")
             page.fill("#find-longitude", "E 11 34 31.8")
@@ -289,6 +297,7 @@ def test_a_find_in_dms_pressed_twice_writes_once_and_links_to_the_highlighted_en
             assert box is not None
             assert box["y"] >= 0
             assert box["y"] + box["height"] <= PHONE["height"]
+            check_accessibility(page, "the active page after a find", javascript=javascript)
             page.wait_for_timeout(SLOW_POST * 1000)
             assert len(received) == 2  # both reached the server
             db.session.rollback()  # read what the server committed
@@ -302,6 +311,7 @@ def test_a_find_in_dms_pressed_twice_writes_once_and_links_to_the_highlighted_en
             assert "Under the bridge." in target.inner_text()
             outline = target.evaluate("element => getComputedStyle(element).outlineStyle")
             assert outline == "solid"  # highlighted
+            check_accessibility(page, "the public page on the new entry", javascript=javascript)
             stop = page.locator(f"#stop-{db.session.scalars(select(JourneyStop)).one().id}")
             assert "48.1374, 11.5755" in stop.inner_text()
             written = page.locator(f"#comment-{comment.id} time")
@@ -325,10 +335,12 @@ def test_the_beta_page_from_the_status_opens_in_the_browser_language_and_switche
     assert response is not None
     assert response.status == 200
     assert page.locator("h1").inner_text() == "The Android app beta"  # locale en-GB
+    check_accessibility(page, "the beta page")
     page.click("text=DE")
     assert page.url.endswith("/de/beta/android")
     assert page.locator("h1").inner_text() == "Die Beta der Android-App"
     assert page.locator("h2").first.inner_text() == "So machst du mit"
+    check_accessibility(page, "the German beta page")
     assert problems == []
 
 
@@ -350,10 +362,12 @@ def test_the_help_pages_the_api_links_to_open_in_the_browser_language_and_switch
         assert response is not None
         assert response.status == 200
         assert page.locator("h1").inner_text() == english  # locale en-GB
+        check_accessibility(page, english)
         page.click("text=DE")
         assert page.url.endswith(f"/de{address}")
         assert page.locator("h1").inner_text() == german
         assert page.locator("h2").first.is_visible()
+        check_accessibility(page, german)
     assert problems == []
 
 
@@ -386,12 +400,15 @@ def test_a_finder_without_a_qr_code_types_the_code_on_the_home_page(
             assert page.locator("h1").inner_text() == "Folge einem Trackable auf seiner Reise"
             if javascript:
                 screenshot(page, "home-de.png")
+            check_accessibility(page, "the home page", javascript=javascript)
             page.fill("#code", f"  {secret.lower()} ")
             page.click("button:has-text('Suchen')")
             assert page.url == f"{live_server}/de/trackables/active/{trackable.id}"
             assert "Green compass" in page.locator("h1").inner_text()
+            check_accessibility(page, "the active page", javascript=javascript)
             page.goto(f"{live_server}/de/trackables/LN-NONE00/zqxv")
             assert page.locator("h1").inner_text() == "Seite nicht gefunden"
+            check_accessibility(page, "the 404 page", javascript=javascript)
             assert all(url.startswith(live_server) for url in requested), requested
         finally:
             context.close()

@@ -7,6 +7,7 @@ from app.services.system.status import (
     beta_android,
     coordinate_country,
     coordinate_locality,
+    identify_place,
     locate_ip,
     resolve_status,
 )
@@ -17,6 +18,7 @@ __all__ = [
     "beta_android",
     "coordinate_country",
     "coordinate_locality",
+    "identify_place",
     "locate_ip",
     "resolve_status",
 ]

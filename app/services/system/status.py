@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from app.integrations.geo import GeoSettings
+    from app.integrations.place_names import PlaceIds
 
 from app.auth import Viewer
 
@@ -213,6 +214,17 @@ def coordinate_country(
     from app.integrations import geo
 
     return geo.country_code_at(geo_settings(config, instance_path), latitude, longitude)
+
+
+def identify_place(
+    label: str, latitude: float, longitude: float, *, config: Mapping[str, Any], instance_path: str
+) -> PlaceIds:
+    """What a saved location label names: its country code and, when the offline
+    geocoder wrote it, its GeoNames city (app.integrations.place_names.identify)."""
+    from app.integrations import geo_data, place_names
+
+    index = geo_data.get_index(geo_settings(config, instance_path).cache_dir)
+    return place_names.identify(label, latitude, longitude, index)
 
 
 def _as_float(value: Any) -> float | None:

@@ -18,9 +18,11 @@ written: activation's initial stop, note attachment and direct reports all go th
 - `location_label` names the snapped point with the offline reverse geocoder (the same
   one as GET /api/system/coordinate-locality): "City, State, Country" with the empty parts
   left out; "" where nothing is near (mid-ocean) or the geocoder fails, which never stops
-  the write.
+  the write. Beside it the stop keeps the GeoNames id of the city its label names
+  (app.integrations.place_names), so a page can show the place in its own language; the
+  label itself stays English (the API's value).
 - `country_code` is the ISO 3166-1 alpha-2 code of the snapped point by the offline
-  geocoder (the journey statistics count countries by it).
+  geocoder (the journey statistics count countries by it; pages name it in their language).
 - Saving a stop is activity: the trackable's `last_activity_utc` (and its group's) moves,
   and its journey statistics are recomputed (services.trackables.statistics).
 """
@@ -34,6 +36,7 @@ from datetime import datetime
 from flask import current_app
 
 from app.extensions import db
+from app.integrations.place_names import PlaceIds, compose_label
 from app.models.base import utcnow
 from app.models.trackable import JourneyStop, StopPrecision, Trackable
 from app.models.user import User
@@ -67,23 +70,28 @@ def coordinate_id(latitude: float, longitude: float) -> uuid.UUID:
     return uuid.uuid5(COORDINATE_NAMESPACE, text)
 
 
-def location_label(latitude: float, longitude: float) -> str:
-    """The place name of a point, or "" when nothing is near or the geocoder fails."""
+def location_label(latitude: float, longitude: float) -> tuple[str, PlaceIds]:
+    """The place name of a point and what it names; "" and no ids when nothing is near
+    or the geocoder fails."""
+    config, instance_path = current_app.config, current_app.instance_path
     try:
         found = system.coordinate_locality(
-            latitude,
-            longitude,
-            config=current_app.config,
-            instance_path=current_app.instance_path,
+            latitude, longitude, config=config, instance_path=instance_path
+        )
+        if not found.get("resolved"):
+            return "", PlaceIds()
+        label = compose_label(
+            found.get("city") or "",
+            found.get("state_or_province") or "",
+            found.get("country") or "",
+        )[:LABEL_MAX_LENGTH]
+        place = system.identify_place(
+            label, latitude, longitude, config=config, instance_path=instance_path
         )
     except Exception:  # a label is a nicety: a broken geocoder must not lose the stop
         log.exception("reverse geocoding failed for a journey stop")
-        return ""
-    if not found.get("resolved"):
-        return ""
-    parts = (found.get("city"), found.get("state_or_province"), found.get("country"))
-    label = ", ".join(dict.fromkeys(part for part in parts if part))
-    return label[:LABEL_MAX_LENGTH]
+        return "", PlaceIds()
+    return label, place
 
 
 def country_code(latitude: float, longitude: float) -> str:
@@ -120,14 +128,16 @@ def record_stop(
     """
     now = utcnow()
     lat, lon = snap(latitude, precision), snap(longitude, precision)
+    label, place = location_label(lat, lon)
     stop = JourneyStop(
         trackable_id=trackable.id,
         coordinate_id=coordinate_id(lat, lon),
         latitude=lat,
         longitude=lon,
         precision=precision,
-        location_label=location_label(lat, lon),
+        location_label=label,
         country_code=country_code(lat, lon),
+        place_geonameid=place.geonameid,
         associated_utc=now,
         observed_utc=observed_utc,
         is_location_only=note_id is None,

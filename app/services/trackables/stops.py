@@ -31,6 +31,7 @@ from app.auth import Viewer
 from app.errors import TrackableError
 from app.extensions import db
 from app.hooks import remove_children
+from app.integrations.place_names import localized_label
 from app.models.category import OwnerScope
 from app.models.note import Note
 from app.models.trackable import JourneyStop, StopPrecision, Trackable
@@ -77,6 +78,18 @@ class StopView:
     creator_display_text: str
     creator_profile_user_name: str | None
     current_notes_at_coordinate: list[NoteAtPoint]
+    # what the label names, for pages in other languages (not part of the API's shape)
+    country_code: str = ""
+    place_geonameid: int | None = None
+
+    def place_label(self, language: str) -> str:
+        """The label in a page's language, as far as the data names it (place_names)."""
+        return localized_label(
+            self.location_label,
+            country_code=self.country_code,
+            geonameid=self.place_geonameid,
+            language=language,
+        )
 
 
 JOURNEY_ORDER = Order(JourneyStop.associated_utc, JourneyStop.id)
@@ -118,6 +131,8 @@ def stop_views(
                 None if stop.is_anonymous else creators.get(stop.created_by_user_id)
             ),
             current_notes_at_coordinate=notes(stop),
+            country_code=stop.country_code,
+            place_geonameid=stop.place_geonameid,
         )
         for stop in stops
     ]

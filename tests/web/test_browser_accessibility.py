@@ -1,0 +1,143 @@
+"""Every website page checked with axe-core in a real headless Chromium (issue 26, point B):
+in both languages, at a phone's and a desktop's viewport, with and without JavaScript.
+A serious or critical violation fails, naming the page, rule and elements
+(tests.web.accessibility). The finder's flows of test_browser.py run the same check on
+the pages they pass through.
+
+The pages: home, the public list, a trackable's public page (stops, comments, map), the
+active landing with the find form (empty, refused with field errors, and after a find),
+an unactivated item's landing (signed out: the sign-in prompt; signed in: the
+activation form), sign-in (empty and refused), the code box (alone and expired), a code
+that matches nothing, too many codes tried, the 404 page, the ended session, the help
+and beta pages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from app.models.trackable import TrackableVisibility
+from tests.factories import DEFAULT_PASSWORD, codes_of, make_trackable, make_user
+from tests.web.accessibility import check_accessibility
+from tests.web.test_browser import CHROMIUM_FLAGS, PHONE
+from tests.web.test_browser import chromium_path as chromium_path  # fixture
+from tests.web.test_browser import live_server as live_server  # fixture
+
+VIEWPORTS = {"phone": PHONE, "desktop": {"width": 1280, "height": 900}}
+LANGUAGES = ("en", "de")
+
+
+Check = Callable[[str], None]  # checks the page as it stands, naming it
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["script", "no-script"])
+@pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
+def test_every_page_passes_axe_core_in_both_languages(
+    app, live_server, chromium_path, tmp_path, viewport, javascript
+):
+    from playwright.sync_api import sync_playwright
+
+    olga = make_user("olga", display_name="Olga O.")
+    held = make_trackable(
+        olga,
+        name="Blue bug",
+        description="A blue toy bug travelling from lake to lake.",
+        status_message="Heading north",
+        visibility=TrackableVisibility.ALWAYS_VISIBLE,
+    )
+    fresh = make_trackable(None, name="New one")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=str(chromium_path),
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport=VIEWPORTS[viewport],
+            java_script_enabled=javascript,
+        )
+        context.set_default_timeout(15_000)
+        try:
+            page = context.new_page()
+
+            def check(where: str) -> None:
+                check_accessibility(page, f"{where} ({page.url})", javascript=javascript)
+
+            page.goto(f"{live_server}/trackable/{codes_of(held)[1]}")
+            page.goto(f"{live_server}/trackable/{codes_of(fresh)[1]}")
+            for lang in LANGUAGES:
+                _signed_out_pages(page, f"{live_server}/{lang}", held, fresh, check)
+            for lang in LANGUAGES:
+                _find_form_pages(page, f"{live_server}/{lang}", held, lang, check)
+            page.goto(f"{live_server}/trackable/NOPE2345")
+            check("a code matching nothing")
+            page.goto(f"{live_server}/trackable")
+            check("the code box alone")
+            app.config["SECRET_GUESS_LIMIT"] = 1  # that miss spent the budget
+            page.goto(f"{live_server}/trackable/NOPE2346")
+            assert page.locator("h1").inner_text() in (
+                "Too many codes tried",
+                "Zu viele Codes versucht",
+            )
+            check("too many codes tried")
+            for lang in LANGUAGES:
+                _signed_in_pages(page, f"{live_server}/{lang}", fresh, check)
+            page.goto(f"{live_server}/en/trackables/active/{held.id}")
+            page.click("#end button")
+            check("the ended session")
+            page.goto(f"{live_server}/en/")
+            context.clear_cookies()  # the form's token no longer matches the session
+            page.fill("#code", "LN-NONE00")
+            page.click("form.code-box button")
+            assert page.locator("p.error").count() == 1
+            check("the code box after an expired form")
+        finally:
+            context.close()
+
+
+def _signed_out_pages(page: Any, base: str, held: Any, fresh: Any, check: Check) -> None:
+    for path, where in [
+        ("/", "home"),
+        ("/trackables", "the public list"),
+        (f"/trackables/{held.public_code}", "a public page without entries"),
+        (f"/trackables/active/{fresh.id}", "an unactivated item, signed out"),
+        ("/sign-in", "sign-in"),
+        ("/trackables/LN-NONE00/zqxv", "the 404 page"),
+        ("/help/foreign-codes", "help: foreign codes"),
+        ("/help/external-links", "help: external links"),
+        ("/beta/android", "the beta page"),
+    ]:
+        page.goto(f"{base}{path}")
+        check(where)
+
+
+def _find_form_pages(page: Any, base: str, held: Any, lang: str, check: Check) -> None:
+    send = {"en": "Send", "de": "Absenden"}[lang]
+    page.goto(f"{base}/trackables/active/{held.id}")
+    check("the find form")
+    page.fill("#find-latitude", "north")
+    page.click(f"button:has-text('{send}')")
+    check("the find form with field errors")
+    page.fill("#find-body", "Found it on a bench by the lake.")
+    page.fill("#find-latitude", "47.3769")
+    page.fill("#find-longitude", "8.5417")
+    page.click(f"button:has-text('{send}')")
+    page.locator("#find p.notice").wait_for()
+    check("the find form after a find")
+    page.goto(f"{base}/trackables/{held.public_code}")
+    check("a public page with entries")
+
+
+def _signed_in_pages(page: Any, base: str, fresh: Any, check: Check) -> None:
+    page.goto(f"{base}/sign-in")
+    page.fill("#email", "olga@example.com")
+    page.fill("#password", "not the password")
+    page.click("form.card button[type=submit]")
+    check("sign-in refused")
+    page.fill("#email", "olga@example.com")
+    page.fill("#password", DEFAULT_PASSWORD)
+    page.click("form.card button[type=submit]")
+    page.goto(f"{base}/trackables/active/{fresh.id}")
+    check("the activation form")
+    page.click("form.inline button")  # signed out again for the next language
