@@ -17,7 +17,7 @@ floor written beside it, on PostgreSQL (issue: sync).
    - `push`: POST /api/sync/push of 500 new notes as `bsync_1`; floor `push-sql`: the same
      500 rows written with one multi-row INSERT (execute_values) in one transaction, the
      answer (their ids) encoded by orjson. After each round both sides' rows are deleted
-     (untimed) so every round starts from the same table.
+     and the tables vacuumed (untimed) so every round starts from the same table.
    The first WARMUP rounds are not counted.
 5. Prints p50 and p95 of each side and the API / floor ratios.
 
@@ -282,12 +282,15 @@ def main() -> None:
     import psycopg2
 
     cleaner = psycopg2.connect(url)
+    cleaner.autocommit = True  # VACUUM runs outside a transaction
 
     def clean() -> None:
-        """Untimed, after each push: the next one starts from the same table."""
+        """Untimed, after each push: the next one starts from the same table, vacuumed as
+        autovacuum keeps a live one (the servers here run with autovacuum off;
+        sync_push_floor.py says what the dead rows cost)."""
         with cleaner.cursor() as cursor:
             cursor.execute("DELETE FROM notes WHERE owner_user_id = %s", (pusher,))
-        cleaner.commit()
+            cursor.execute("VACUUM notes, sync_note_mutations")
 
     def api(
         path: str, token: str, body: Callable[[int], dict], after: Callable[[], None] | None

@@ -229,16 +229,30 @@ class RequestSchema(Schema):
 
     def own_fields(self) -> frozenset[str]:
         """The wire names of this body's fields."""
-        return frozenset(field.data_key or name for name, field in self.load_fields.items())
+        return self._names()[0]
 
     def tolerated_fields(self) -> frozenset[str]:
         """The read models' wire names that are not fields of this body."""
-        return _read_model_keys(type(self).read_models) - self.own_fields()
+        return self._names()[1]
 
     def unknown_fields(self, data: Mapping[str, Any]) -> dict[str, list[str]]:
         """The keys of `data` this body refuses (its own level only), as errors."""
-        allowed = self.own_fields() | _read_model_keys(type(self).read_models)
-        return {str(key): [UNKNOWN_FIELD] for key in data if key not in allowed}
+        own, tolerated = self._names()
+        return {
+            str(key): [UNKNOWN_FIELD] for key in data if key not in own and key not in tolerated
+        }
+
+    def _names(self) -> tuple[frozenset[str], frozenset[str]]:
+        """(own, tolerated) wire names, worked out once per set of load fields: one
+        instance loads every record of a sync push."""
+        fields_now = self.load_fields
+        cached = self.__dict__.get("_names_of")
+        if cached is None or cached[0] is not fields_now:
+            own = frozenset(field.data_key or name for name, field in fields_now.items())
+            tolerated = _read_model_keys(type(self).read_models) - own
+            cached = (fields_now, own, tolerated)
+            self.__dict__["_names_of"] = cached
+        return cached[1], cached[2]
 
     @ma.pre_load
     def _ignore_read_model_fields(self, data: Any, *, unknown: str | None, **_: Any) -> Any:

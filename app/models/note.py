@@ -9,6 +9,7 @@ trackable associations change, so public bounds/nearby reads are one indexed fil
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ from sqlalchemy import (
     ForeignKey,
     ForeignKeyConstraint,
     Index,
+    Select,
     String,
     Text,
     event,
@@ -115,20 +117,32 @@ class Note(Base):
 
     def computed_discoverability(self) -> bool:
         """Contract: Public note discovery (Public, or gated with no trackables yet)."""
-        if self.is_deleted:
-            return False
-        if self.visibility == NoteVisibility.PUBLIC:
-            return True
-        return self.visibility == NoteVisibility.ONCE_TRACKABLE_ACCESSED and not self.trackables
+        return discoverable(self.is_deleted, self.visibility, lambda: bool(self.trackables))
+
+
+def discoverable(
+    is_deleted: bool, visibility: NoteVisibility, has_trackables: Callable[[], bool]
+) -> bool:
+    """The discovery rule on a note's values (a batch writes rows, not objects);
+    `has_trackables` is asked only for a gated note."""
+    if is_deleted:
+        return False
+    if visibility == NoteVisibility.PUBLIC:
+        return True
+    return visibility == NoteVisibility.ONCE_TRACKABLE_ACCESSED and not has_trackables()
 
 
 @event.listens_for(Note, "before_insert")
 def _copy_owner_user_name(_mapper: Mapper[Note], connection: Connection, note: Note) -> None:
     """A new note takes its owner's current user name (the foreign key keeps it after)."""
     if note.owner_user_name is None:
-        note.owner_user_name = connection.scalar(
-            select(User.user_name).where(User.id == note.owner_user_id)
-        )
+        note.owner_user_name = connection.scalar(owner_user_name_of(note.owner_user_id))
+
+
+def owner_user_name_of(owner_user_id: uuid.UUID) -> Select[str]:
+    """The user name a new note of this owner stores (many notes written as rows, which
+    skip the ORM's `before_insert`, read it once with this)."""
+    return select(User.user_name).where(User.id == owner_user_id)
 
 
 # SQLite uses a partial index only when the query's WHERE has the index's condition as

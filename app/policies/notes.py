@@ -4,6 +4,7 @@ One rule, several faces:
 - `can_view(viewer, note)`: may this viewer open this note?
 - `visible_filter(viewer)`: the same rule as SQL, for lists;
 - `get_visible(viewer, note_id)`: load it, or 404 (hidden and missing look alike);
+  `require_visible(viewer, note)` the same on a note read already;
 - `public_discovery_filter()`: anonymous discovery, a narrower rule: a viewer who unlocked
   a gated note's trackable may open it, but it stays out of discovery;
 - `require_manage`, `require_comment`, `require_scope`: the actions on top of viewing.
@@ -97,7 +98,12 @@ def visible_filter(viewer: Viewer) -> ColumnElement[bool]:
 
 def get_visible(viewer: Viewer, note_id: uuid.UUID) -> Note:
     """The note, or 404 for a missing, deleted or hidden one (they must look alike)."""
-    note = db.session.get(Note, note_id)
+    return require_visible(viewer, db.session.get(Note, note_id))
+
+
+def require_visible(viewer: Viewer, note: Note | None) -> Note:
+    """`get_visible` on a note read already (None: missing), for a batch that read its
+    notes in one statement."""
     if note is None or not can_view(viewer, note):
         raise NotFound("Note not found.", code="note_not_found")
     return note

@@ -28,7 +28,13 @@ from app.services.events.mail_settings import (
     get_mail_settings,
     update_mail_settings,
 )
-from app.services.events.recording import EventType, record, record_note_published, record_team
+from app.services.events.recording import (
+    EventType,
+    NoteEvents,
+    record,
+    record_note_published,
+    record_team,
+)
 
 __all__ = [
     "JOB_KINDS",
@@ -36,6 +42,7 @@ __all__ = [
     "MAIL_LANGUAGES",
     "EventType",
     "MailSettings",
+    "NoteEvents",
     "NotificationView",
     "create_area_watch",
     "delete_account_area_watches",

@@ -13,11 +13,13 @@ title (a team note may leave the team for its author's private notes) or a membe
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import exists, select
+from sqlalchemy import exists, insert, select
+from sqlalchemy.sql.elements import ColumnElement
 
 from app.extensions import db
 from app.models.base import new_id, utcnow
@@ -25,7 +27,7 @@ from app.models.event import Event
 from app.models.note import Note
 from app.models.team import Team
 from app.models.trackable import Trackable
-from app.platform.jobs import enqueue
+from app.platform.jobs import enqueue, enqueue_many
 
 FAN_OUT = "events.fan_out"
 
@@ -118,14 +120,10 @@ def record_note_published(note: Note, *, actor_id: uuid.UUID | None, is_new: boo
     """A note anonymous discovery now lists: heard by area watchers (services.events.
     area_watches). Only a note with a position, and once per note: a note made private
     and public again is not news twice (`is_new` spares the look for a note just made)."""
-    if not note.is_publicly_discoverable or note.latitude is None or note.longitude is None:
+    if not _is_news(note.is_publicly_discoverable, note.latitude, note.longitude):
         return
     if not is_new and db.session.scalar(
-        select(
-            exists().where(
-                Event.note_id == note.id, Event.event_type == EventType.NOTE_PUBLISHED.value
-            )
-        )
+        select(exists().where(*_published(Event.note_id == note.id)))
     ):
         return
     _add(
@@ -138,20 +136,55 @@ def record_note_published(note: Note, *, actor_id: uuid.UUID | None, is_new: boo
     )
 
 
-def _edited_lately(note_id: uuid.UUID | None, actor_id: uuid.UUID | None) -> bool:
+def _is_news(is_publicly_discoverable: bool, latitude: Any, longitude: Any) -> bool:
+    return is_publicly_discoverable and latitude is not None and longitude is not None
+
+
+def _published(notes: ColumnElement[bool]) -> tuple[ColumnElement[bool], ...]:
+    """The NOTE_PUBLISHED events of the `notes` (a condition on Event.note_id)."""
+    return notes, Event.event_type == EventType.NOTE_PUBLISHED.value
+
+
+def _edits_lately(
+    notes: ColumnElement[bool], actor_id: uuid.UUID | None
+) -> tuple[ColumnElement[bool], ...]:
+    """The actor's edit events of the `notes` still within the coalescing window."""
     since = utcnow() - TEAM_NOTE_EDITS_COALESCED
-    return bool(
-        db.session.scalar(
-            select(
-                exists().where(
-                    Event.note_id == note_id,
-                    Event.event_type == EventType.TEAM_NOTE_EDITED.value,
-                    Event.actor_user_id == actor_id,
-                    Event.created_utc >= since,
-                )
-            )
-        )
+    return (
+        notes,
+        Event.event_type == EventType.TEAM_NOTE_EDITED.value,
+        Event.actor_user_id == actor_id,
+        Event.created_utc >= since,
     )
+
+
+def _edited_lately(note_id: uuid.UUID | None, actor_id: uuid.UUID | None) -> bool:
+    lately = _edits_lately(Event.note_id == note_id, actor_id)
+    return bool(db.session.scalar(select(exists().where(*lately))))
+
+
+def _event_values(
+    event_type: EventType,
+    fields: dict[str, Any],
+    *,
+    actor_id: uuid.UUID | None,
+    ids: dict[str, uuid.UUID],
+    **subjects: uuid.UUID | None,
+) -> dict[str, Any]:
+    """An event's row: every column, so rows of several kinds share one INSERT."""
+    fields.update({_camel(name): str(value) for name, value in ids.items()})
+    return {
+        "id": new_id(),  # the job names it before any flush
+        "event_type": event_type.value,
+        "actor_user_id": actor_id,
+        "fields": fields,
+        "created_utc": utcnow(),
+        "trackable_id": None,
+        "group_id": None,
+        "note_id": None,
+        "team_id": None,
+        **subjects,
+    }
 
 
 def _add(
@@ -162,18 +195,87 @@ def _add(
     ids: dict[str, uuid.UUID],
     **subjects: uuid.UUID | None,
 ) -> Event:
-    fields.update({_camel(name): str(value) for name, value in ids.items()})
-    event = Event(
-        id=new_id(),  # the job names it before any flush
-        event_type=event_type.value,
-        actor_user_id=actor_id,
-        fields=fields,
-        created_utc=utcnow(),
-        **subjects,
-    )
+    event = Event(**_event_values(event_type, fields, actor_id=actor_id, ids=ids, **subjects))
     db.session.add(event)
     enqueue(FAN_OUT, {"eventId": str(event.id)})
     return event
+
+
+# --- many note writes at once (a sync push) ----------------------------------------------
+
+
+@dataclass
+class NoteEvents:
+    """The events of many note writes by one actor, recorded together (a sync push's
+    batch, services.notes.batch): `team_note` and `note_published` keep the rules of
+    `record_team` and `record_note_published`; `write` makes each look-up they need once
+    for all the notes, then writes the events and their fan-out jobs with one INSERT each.
+    A batch names each note once (the coalescing and "once per note" look-ups read what
+    was there before it)."""
+
+    actor_id: uuid.UUID | None
+    _pending: list[tuple[EventType, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+
+    def team_note(self, event_type: EventType, team: Team, note_id: uuid.UUID) -> None:
+        """`record_team` of a team note's change."""
+        self._pending.append(
+            (event_type, {"teamName": team.name}, {"note_id": note_id, "team_id": team.id})
+        )
+
+    def note_published(
+        self,
+        *,
+        note_id: uuid.UUID,
+        team_id: uuid.UUID | None,
+        content_language: str,
+        is_publicly_discoverable: bool,
+        latitude: float | None,
+        longitude: float | None,
+        is_new: bool,
+    ) -> None:
+        """`record_note_published` on a note's values as written."""
+        if not _is_news(is_publicly_discoverable, latitude, longitude):
+            return
+        subjects = {"note_id": note_id, "team_id": team_id, "is_new": is_new}
+        self._pending.append(
+            (EventType.NOTE_PUBLISHED, {"contentLanguage": content_language}, subjects)
+        )
+
+    def write(self) -> None:
+        edited = [
+            s["note_id"] for kind, _, s in self._pending if kind is EventType.TEAM_NOTE_EDITED
+        ]
+        republished = [
+            s["note_id"]
+            for kind, _, s in self._pending
+            if kind is EventType.NOTE_PUBLISHED and not s["is_new"]
+        ]
+        coalesced = set()
+        if edited:
+            coalesced = self._found(_edits_lately(Event.note_id.in_(edited), self.actor_id))
+        published = set()
+        if republished:
+            published = self._found(_published(Event.note_id.in_(republished)))
+        rows = []
+        for kind, fields, subjects in self._pending:
+            note_id, team_id = subjects["note_id"], subjects["team_id"]
+            if kind is EventType.TEAM_NOTE_EDITED and note_id in coalesced:
+                continue
+            if kind is EventType.NOTE_PUBLISHED and note_id in published:
+                continue
+            rows.append(
+                _event_values(
+                    kind, fields, actor_id=self.actor_id, ids={}, note_id=note_id, team_id=team_id
+                )
+            )
+        self._pending.clear()
+        if rows:
+            db.session.execute(insert(Event), rows)
+            enqueue_many(FAN_OUT, [{"eventId": str(row["id"])} for row in rows])
+
+    @staticmethod
+    def _found(where: tuple[ColumnElement[bool], ...]) -> set[uuid.UUID]:
+        return set(db.session.scalars(select(Event.note_id).where(*where).distinct()))
 
 
 def _camel(name: str) -> str:

@@ -1,7 +1,8 @@
 """Notes (contract: Note; Personal notes and GPX; Public note discovery; Public note pages):
 personal and scoped notes, comments, discovery in map areas, text search over public
-notes, GPX import and export."""
+notes, GPX import and export, and many note changes written together (a sync push)."""
 
+from app.services.notes.batch import NoteBatch, NoteWrites, WriteEach
 from app.services.notes.discovery import (
     NoteList,
     note_records,
@@ -28,7 +29,10 @@ from app.services.notes.search import SEARCH_QUERY_MAX_LENGTH, search_public_not
 __all__ = [
     "SEARCH_QUERY_MAX_LENGTH",
     "ImportReport",
+    "NoteBatch",
     "NoteList",
+    "NoteWrites",
+    "WriteEach",
     "add_comment",
     "attach_trackable",
     "create_note",

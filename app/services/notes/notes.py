@@ -9,6 +9,7 @@ attachments. A deleted note is a tombstone (`is_deleted`) that no read returns.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from app.hooks import remove_children
 from app.models.base import utcnow
 from app.models.category import Category, OwnerScope
 from app.models.enums import CommentPolicy, NoteVisibility
-from app.models.note import Note, NoteComment
+from app.models.note import Note, NoteComment, discoverable
 from app.models.team import Team
 from app.models.trackable import Trackable, note_trackables
 from app.models.user import User
@@ -54,7 +55,22 @@ def create_note(viewer: Viewer, scope: OwnerScope, **fields: Any) -> Note:
     return add_note(viewer.account.id, scope, team, **fields)
 
 
-def add_note(
+def add_note(owner_user_id: uuid.UUID, scope: OwnerScope, team: Team | None, **fields: Any) -> Note:
+    """A new note of `owner_user_id` in a scope already checked (`team` is what
+    policies.categories.require_scope returned; the GPX import adds many after one check).
+    `fields` and their defaults: `new_note_values`."""
+    note = Note(**new_note_values(owner_user_id, scope, team, **fields))
+    db.session.add(note)
+    db.session.flush()
+    if team is not None:
+        events.record_team(
+            events.EventType.TEAM_NOTE_CREATED, team, actor_id=owner_user_id, note_id=note.id
+        )
+    events.record_note_published(note, actor_id=owner_user_id, is_new=True)
+    return note
+
+
+def new_note_values(
     owner_user_id: uuid.UUID,
     scope: OwnerScope,
     team: Team | None,
@@ -72,13 +88,15 @@ def add_note(
     external_link_description: str | None = None,
     client_mutation_id: str | None = None,
     note_id: uuid.UUID | None = None,
-) -> Note:
-    """A new note of `owner_user_id` in a scope already checked (`team` is what
-    policies.categories.require_scope returned; the GPX import adds many after one check).
+    default_category: Callable[[OwnerScope, str], Category] = categories.default_category,
+) -> dict[str, Any]:
+    """A new note's row, every create rule checked (raises as the create route answers);
+    the one place those rules are written (add_note, and services.notes.batch for many).
 
-    Without `category_id` it goes to the language's default root; without
-    `content_language` it takes its category's language, else the team's for a team note,
-    else `default_language`. Without `visibility` it is `Private`, or the team's
+    Without `category_id` it goes to the language's default root (`default_category`,
+    made only once everything else is known to be valid); without `content_language` it
+    takes its category's language, else the team's for a team note, else
+    `default_language`. Without `visibility` it is `Private`, or the team's
     `defaultNoteVisibility` for a team note. `note_id` is a client's own id (sync), else
     a new one."""
     if team is not None:
@@ -88,37 +106,31 @@ def add_note(
     _checked_position(latitude, longitude)
     category = categories.category_for_note(scope, category_id, content_language)
     url, description = links.checked_link(external_link_url, external_link_description)
-    if category is None:  # made only once everything else is known to be valid
-        category = categories.default_category(scope, content_language or default_language)
+    if category is None:
+        category = default_category(scope, content_language or default_language)
     now = utcnow()
-    note = Note(
-        id=note_id or uuid.uuid4(),
-        owner_user_id=owner_user_id,
-        team_id=scope.team_id,
-        category_id=category.id,
-        title=title,
-        body=body or "",
-        content_language=category.content_language,
-        latitude=latitude,
-        longitude=longitude,
-        visibility=visibility,
-        comment_policy=comment_policy,
-        external_link_url=url,
-        external_link_description=description,
-        client_mutation_id=client_mutation_id,
-        created_utc=now,
-        updated_utc=now,
-        last_activity_utc=now,
-    )
-    refresh_discoverability(note)
-    db.session.add(note)
-    db.session.flush()
-    if team is not None:
-        events.record_team(
-            events.EventType.TEAM_NOTE_CREATED, team, actor_id=owner_user_id, note_id=note.id
-        )
-    events.record_note_published(note, actor_id=owner_user_id, is_new=True)
-    return note
+    return {
+        "id": note_id or uuid.uuid4(),
+        "owner_user_id": owner_user_id,
+        "team_id": scope.team_id,
+        "category_id": category.id,
+        "title": title,
+        "body": body or "",
+        "content_language": category.content_language,
+        "latitude": latitude,
+        "longitude": longitude,
+        "visibility": visibility,
+        "comment_policy": comment_policy,
+        "external_link_url": url,
+        "external_link_description": description,
+        "client_mutation_id": client_mutation_id,
+        "is_deleted": False,
+        # a new note has no trackables yet
+        "is_publicly_discoverable": discoverable(False, visibility, lambda: False),
+        "created_utc": now,
+        "updated_utc": now,
+        "last_activity_utc": now,
+    }
 
 
 def get_managed(viewer: Viewer, scope: OwnerScope, note_id: uuid.UUID) -> Note:
@@ -131,7 +143,12 @@ def get_managed(viewer: Viewer, scope: OwnerScope, note_id: uuid.UUID) -> Note:
     unseen (docs/contract-notes.md, Sync)."""
     category_policy.require_scope(viewer, scope)
     lock_rows(db.session, select(Note).where(Note.id == note_id))
-    note = note_policy.get_visible(viewer, note_id)
+    return check_managed(viewer, scope, db.session.get(Note, note_id))
+
+
+def check_managed(viewer: Viewer, scope: OwnerScope, note: Note | None) -> Note:
+    """`get_managed`'s rules after the scope's, on a note read (and locked) already."""
+    note = note_policy.require_visible(viewer, note)
     note_policy.require_manage(viewer, note)
     if not scope.contains(note):
         raise NotFound("Note not found.", code="note_not_found")
@@ -147,19 +164,8 @@ def move_note(
     """Apply the create-body fields present in `changes`; the others stay. Everything is
     checked before anything is applied, so a refused move changes nothing."""
     note = get_managed(viewer, scope, note_id)
-    category = _moved_category(scope, note, changes)
-    latitude = changes.get("latitude", note.latitude)
-    longitude = changes.get("longitude", note.longitude)
-    _checked_position(latitude, longitude)
-    link = links.changed_link(note.external_link_url, note.external_link_description, changes)
-    if category is not None:
-        note.category_id, note.content_language = category.id, category.content_language
-    note.latitude, note.longitude = latitude, longitude
-    for name in SIMPLE_FIELDS:
-        if name in changes:
-            setattr(note, name, changes[name] if name != "body" else changes[name] or "")
-    if link is not None:
-        note.external_link_url, note.external_link_description = link
+    for name, value in moved_values(scope, note, changes).items():
+        setattr(note, name, value)
     was_discoverable = note.is_publicly_discoverable
     refresh_discoverability(note)
     note.updated_utc = note.last_activity_utc = utcnow()
@@ -170,9 +176,35 @@ def move_note(
     return note
 
 
+def moved_values(scope: OwnerScope, note: Note, changes: dict[str, Any]) -> dict[str, Any]:
+    """The values a move gives the note, every rule checked first (so a refused move
+    changes nothing): the one place those rules are written (move_note, and
+    services.notes.batch for many)."""
+    category = _moved_category(scope, note, changes)
+    latitude = changes.get("latitude", note.latitude)
+    longitude = changes.get("longitude", note.longitude)
+    _checked_position(latitude, longitude)
+    link = links.changed_link(note.external_link_url, note.external_link_description, changes)
+    values: dict[str, Any] = {}
+    if category is not None:
+        values["category_id"], values["content_language"] = category.id, category.content_language
+    values["latitude"], values["longitude"] = latitude, longitude
+    for name in SIMPLE_FIELDS:
+        if name in changes:
+            values[name] = changes[name] if name != "body" else changes[name] or ""
+    if link is not None:
+        values["external_link_url"], values["external_link_description"] = link
+    return values
+
+
+def note_team(note: Note) -> Team | None:
+    """The team whose admins hear of a team note's change (None: a personal note)."""
+    return db.session.get(Team, note.team_id) if note.team_id is not None else None
+
+
 def _record_team_note(event_type: events.EventType, note: Note, viewer: Viewer) -> None:
     """A team note's change, for the team's admins (services.events.record_team)."""
-    team = db.session.get(Team, note.team_id) if note.team_id is not None else None
+    team = note_team(note)
     if team is not None:
         events.record_team(event_type, team, actor_id=viewer.user_id, note_id=note.id)
 
@@ -200,14 +232,20 @@ def delete_note(
     """Tombstone the note: it leaves every read; sync still sees `isDeleted`. A sync push
     tags the tombstone with its `client_mutation_id`, so a retried delete is recognised."""
     note = get_managed(viewer, scope, note_id)
-    note.is_deleted = True
-    if client_mutation_id is not None:
-        note.client_mutation_id = client_mutation_id
+    for name, value in tombstone_values(client_mutation_id).items():
+        setattr(note, name, value)
     refresh_discoverability(note)
-    note.updated_utc = utcnow()
     remove_children("note", [note.id])  # a tombstone keeps no images
     db.session.flush()
     _record_team_note(events.EventType.TEAM_NOTE_DELETED, note, viewer)
+
+
+def tombstone_values(client_mutation_id: str | None) -> dict[str, Any]:
+    """What a delete changes on the note (besides its discoverability, and its images)."""
+    values: dict[str, Any] = {"is_deleted": True, "updated_utc": utcnow()}
+    if client_mutation_id is not None:
+        values["client_mutation_id"] = client_mutation_id
+    return values
 
 
 def list_notes(

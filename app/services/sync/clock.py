@@ -25,11 +25,11 @@ _tracking = False
 def track_sync_changes() -> None:
     """Stamp synced rows (notes, categories, sync departures) at commit, in commit order.
 
-    A session that inserted or updated one of those tables (through the ORM or an UPDATE
-    statement, whose `onupdate` leaves `sync_utc` NULL) is marked; just before its COMMIT
-    `stamp_changes` takes the next stamp from the clock row (locked until the commit) and
-    writes it into every row the transaction left unstamped. Sessions that touched none of
-    them never touch the clock.
+    A session that inserted or updated one of those tables (through the ORM, or an INSERT
+    or UPDATE statement; `sync_utc` is left NULL by its `onupdate`, and a new row's by its
+    missing default) is marked; just before its COMMIT `stamp_changes` takes the next stamp
+    from the clock row (locked until the commit) and writes it into every row the
+    transaction left unstamped. Sessions that touched none of them never touch the clock.
     """
     global _tracking
     if _tracking:  # the listeners are on the Session class: once per process
@@ -49,9 +49,11 @@ def track_sync_changes() -> None:
             session.info[SYNC_PENDING] = True
 
     @event.listens_for(Session, "do_orm_execute")
-    def mark_updated(state: ORMExecuteState) -> None:
+    def mark_written(state: ORMExecuteState) -> None:
+        # An INSERT of rows (a batch of notes) passes no flush: it marks the session here.
         table = getattr(state.statement, "table", None)
-        if state.is_update and table is not None and table.name in synced:
+        written = state.is_update or state.is_insert
+        if written and table is not None and table.name in synced:
             state.session.info[SYNC_PENDING] = True
 
     @event.listens_for(Session, "before_commit")

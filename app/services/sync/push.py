@@ -1,10 +1,17 @@
 """Sync push (contract: Sync; Note, Category; decisions: Sync push).
 
 Every pushed record is a full record with the client's own id. It is created, changed or
-deleted through the notes and categories areas' own use cases, so the REST routes' rules
-(validation, scopes, team permissions, link revalidation, tombstones) apply unchanged.
-Each record runs in its own savepoint: a refused record changes nothing and comes back as
-a conflict, the others are applied.
+deleted by the notes and categories areas' own rules, so the REST routes' rules
+(validation, scopes, team permissions, link revalidation, tombstones) apply unchanged. A
+refused record changes nothing and comes back as a conflict; the others are applied.
+
+Notes go as a set (a phone back from a field trip pushes hundreds): every note record is
+decided first, against the pushed notes read locked in one statement, and the accepted
+ones are written together, one statement per kind of change (services.notes.NoteBatch).
+A refused record needs no savepoint: every rule refuses before anything is written. Two
+cases go record by record, each in its own savepoint, as every category does: a push
+naming a note twice, and a batch whose write the database refused (a note id a
+concurrent request wrote after the read; the batch is rolled back and decided again).
 
 A record changes the server copy only when the client saw that copy: its `updatedUtc` is
 the server copy's (to the millisecond the API shows). Otherwise:
@@ -27,13 +34,14 @@ be deleted once its notes moved).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from typing import Any
 
 from sqlalchemy import exc, select
+from sqlalchemy.orm import selectinload
 
 from app.auth import Viewer
 from app.errors import ApiError, Forbidden, NotFound, ValidationFailed
@@ -158,19 +166,24 @@ def _push(
     lock_for_write(db.session, f"sync-push:{viewer.account.id}")
     existing_categories = _load(Category, [record.id for record in categories_in])
     deletions = [r for r in categories_in if r.fields.get("is_deleted")]
+    change = partial(_category_change, viewer, existing_categories, default_language)
     for record in _parents_first([r for r in categories_in if r not in deletions]):
-        _run(result, "category", record, existing_categories, viewer, default_language)
-    # The notes' base versions are checked on rows locked until the commit (after the
-    # category trees' locks, the order every category write takes them in).
-    existing_notes = _locked_notes([record.id for record in notes_in])
-    apply_note = partial(_apply_note, applied=_applied_mutations(notes_in))
-    for record in notes_in:
-        _run(result, "note", record, existing_notes, viewer, default_language, apply_note)
+        _run(result, "category", record, change(record))
+    _push_notes(result, viewer, notes_in, default_language)
     for record in deletions:
-        _run(result, "category", record, existing_categories, viewer, default_language)
+        _run(result, "category", record, change(record))
     _record_mutations(result.mutations)
     _attach_server_records(viewer, result.conflicts)
     return result
+
+
+def _category_change(
+    viewer: Viewer,
+    existing: dict[uuid.UUID, Category],
+    default_language: str,
+    record: PushedRecord,
+) -> Callable[[], None]:
+    return partial(_apply_category, viewer, record, existing.get(record.id), default_language)
 
 
 def _load(model: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, Any]:
@@ -182,17 +195,22 @@ def _load(model: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, Any]:
 def _locked_notes(ids: list[uuid.UUID]) -> dict[uuid.UUID, Note]:
     """The pushed notes the server has, as they are now, locked until the commit: a
     concurrent push or REST edit of one of them waits, or is waited for and then seen.
-    In id order, so two pushes of the same notes cannot deadlock."""
+    In id order, so two pushes of the same notes cannot deadlock. Their trackables come
+    with them (the note rule asks for a gated note's)."""
     if not ids:
         return {}
-    rows = lock_rows(db.session, select(Note).where(Note.id.in_(ids)).order_by(Note.id))
+    query = select(Note).where(Note.id.in_(ids)).order_by(Note.id)
+    rows = lock_rows(db.session, query.options(selectinload(Note.trackables)))
     return {row.id: row for row in rows}
 
 
-def _applied_mutations(records: list[PushedRecord]) -> Applied:
+def _applied_mutations(records: list[PushedRecord], existing: Collection[uuid.UUID]) -> Applied:
     """The (note id, clientMutationId) pairs of this push that an earlier push applied,
-    with the payload hash each was applied with (None: applied before hashes were kept)."""
-    pairs = {(r.id, r.fields["client_mutation_id"]) for r in records if _mutation(r)}
+    with the payload hash each was applied with (None: applied before hashes were kept).
+    Only notes the server has (`existing`) can have any: the pairs go with their note."""
+    pairs = {
+        (r.id, r.fields["client_mutation_id"]) for r in records if _mutation(r) and r.id in existing
+    }
     if not pairs:
         return {}
     rows = db.session.execute(
@@ -231,55 +249,130 @@ def _parents_first(records: list[PushedRecord]) -> list[PushedRecord]:
     return ordered
 
 
+# --- one record's outcome ----------------------------------------------------------------
+
+Outcome = Conflict | Written | None  # refused, or applied (with the mutation it wrote)
+
+
+def _settle(entity_type: str, record: PushedRecord, apply: Callable[[], Written | None]) -> Outcome:
+    """Apply one record, or the conflict that refuses it: the one place the services'
+    refusals become sync conflict reasons."""
+    if record.errors:
+        return Conflict(entity_type, record.id, INVALID, "The record is not valid.", record.errors)
+    try:
+        return apply()
+    except Refused as refused:
+        conflict = Conflict(entity_type, record.id, refused.reason, refused.detail)
+        if refused.show:
+            conflict.server_record = {}  # filled by _attach_server_records
+        return conflict
+    except ValidationFailed as error:
+        return Conflict(entity_type, record.id, INVALID, error.detail, error.extra.get("errors"))
+    except (Forbidden, NotFound) as error:
+        return Conflict(entity_type, record.id, FORBIDDEN, error.detail)
+    except links.LinkVerificationFailed as error:  # also a link the budget did not reach
+        errors = {"externalLinkUrl": [error.detail]}
+        return Conflict(entity_type, record.id, INVALID, error.detail, errors)
+    except ApiError as error:  # another rule's 400 or 409 (a root in use)
+        return Conflict(entity_type, record.id, INVALID, error.detail)
+
+
 def _run(
     result: PushResult,
     entity_type: str,
     record: PushedRecord,
-    existing: dict[uuid.UUID, Any],
-    viewer: Viewer,
-    default_language: str,
-    apply: Callable[..., Written | None] | None = None,
+    apply: Callable[[], Written | None],
 ) -> None:
-    run: Callable[..., Written | None] = apply or (
-        _apply_note if entity_type == "note" else _apply_category
-    )
-    applied = result.applied_note_ids if entity_type == "note" else result.applied_category_ids
-    if record.errors:
-        result.conflicts.append(
-            Conflict(entity_type, record.id, INVALID, "The record is not valid.", record.errors)
-        )
+    """One record in its own savepoint: refused, it changes nothing."""
+
+    def in_savepoint() -> Written | None:
+        with db.session.begin_nested():
+            return apply()
+
+    try:
+        outcome = _settle(entity_type, record, in_savepoint)
+    except exc.IntegrityError:  # another request created the same id meanwhile
+        outcome = Conflict(entity_type, record.id, CHANGED, "The record changed meanwhile.")
+    _keep(result, entity_type, record, outcome)
+
+
+def _keep(result: PushResult, entity_type: str, record: PushedRecord, outcome: Outcome) -> None:
+    if isinstance(outcome, Conflict):
+        result.conflicts.append(outcome)
         return
+    applied = result.applied_note_ids if entity_type == "note" else result.applied_category_ids
+    applied.append(record.id)
+    if outcome is not None:  # only once its write is in: a savepoint released, a batch written
+        result.mutations.add(outcome)
+
+
+# --- notes: as a set, or one by one ------------------------------------------------------
+
+
+def _push_notes(
+    result: PushResult, viewer: Viewer, records: list[PushedRecord], default_language: str
+) -> None:
+    """The pushed notes as one batch (`_notes_as_a_set`); record by record, each in its
+    savepoint, when the batch cannot be decided up front: a push naming a note twice (a
+    later record depends on an earlier one's write), or a write a concurrent request
+    refused after all (the batch is rolled back and every record decided again)."""
+    ids = [record.id for record in records]
+    if len(set(ids)) == len(ids):
+        outcomes = _notes_as_a_set(viewer, records, default_language)
+        if outcomes is not None:
+            for record, outcome in zip(records, outcomes, strict=True):
+                _keep(result, "note", record, outcome)
+            return
+    _notes_one_by_one(result, viewer, records, default_language)
+
+
+def _notes_as_a_set(
+    viewer: Viewer, records: list[PushedRecord], default_language: str
+) -> list[Outcome] | None:
+    """Every record decided by the same rules before anything is written (the services'
+    checks raise before a write, so a refused record needs no savepoint of its own), then
+    the accepted ones written together (services.notes.NoteBatch). None when the database
+    refused the batch's write (a note id another request wrote since the read): nothing of
+    it is left, and the caller decides again record by record."""
+    existing = _locked_notes([record.id for record in records])
+    applied = _applied_mutations(records, existing.keys())
+    named = (record.fields.get("category_id") for record in records if not record.errors)
+    batch = notes.NoteBatch(viewer, category_ids=[name for name in named if name is not None])
     try:
         with db.session.begin_nested():
-            written = run(viewer, record, existing.get(record.id), default_language)
-    except Refused as refused:
-        result.conflicts.append(Conflict(entity_type, record.id, refused.reason, refused.detail))
-        if refused.show:
-            result.conflicts[-1].server_record = {}  # filled by _attach_server_records
-        return
-    except ValidationFailed as error:
-        result.conflicts.append(
-            Conflict(entity_type, record.id, INVALID, error.detail, error.extra.get("errors"))
-        )
-        return
-    except (Forbidden, NotFound) as error:
-        result.conflicts.append(Conflict(entity_type, record.id, FORBIDDEN, error.detail))
-        return
-    except links.LinkVerificationFailed as error:  # also a link the budget did not reach
-        errors = {"externalLinkUrl": [error.detail]}
-        result.conflicts.append(Conflict(entity_type, record.id, INVALID, error.detail, errors))
-        return
-    except ApiError as error:  # another rule's 400 or 409 (a root in use)
-        result.conflicts.append(Conflict(entity_type, record.id, INVALID, error.detail))
-        return
-    except exc.IntegrityError:  # another request created the same id meanwhile
-        result.conflicts.append(
-            Conflict(entity_type, record.id, CHANGED, "The record changed meanwhile.")
-        )
-        return
-    applied.append(record.id)
-    if written is not None:  # only now: its savepoint was released
-        result.mutations.add(written)
+            outcomes = [
+                _settle(
+                    "note",
+                    record,
+                    partial(
+                        _apply_note,
+                        viewer,
+                        record,
+                        existing.get(record.id),
+                        default_language,
+                        applied,
+                        batch,
+                    ),
+                )
+                for record in records
+            ]
+            batch.write()
+    except exc.IntegrityError:
+        return None
+    return outcomes
+
+
+def _notes_one_by_one(
+    result: PushResult, viewer: Viewer, records: list[PushedRecord], default_language: str
+) -> None:
+    # Read (and locked) again: after a refused batch, what the other request wrote is seen.
+    existing = _locked_notes([record.id for record in records])
+    applied = _applied_mutations(records, existing.keys())
+    writes = notes.WriteEach(viewer)
+    for record in records:
+        note = existing.get(record.id)
+        apply = partial(_apply_note, viewer, record, note, default_language, applied, writes)
+        _run(result, "note", record, apply)
 
 
 def _scope_of(viewer: Viewer, fields: dict[str, Any]) -> OwnerScope:
@@ -329,42 +422,39 @@ def _apply_note(
     record: PushedRecord,
     note: Note | None,
     default_language: str,
-    *,
-    applied: Applied | None = None,
+    applied: Applied,
+    writes: notes.NoteWrites,
 ) -> Written | None:
-    """Create, change or delete the note; returns (note id, clientMutationId, payload
-    hash) when it wrote a change that carries one (SyncNoteMutation)."""
+    """Create, change or delete the note through `writes` (at once, or as part of a
+    batch); returns (note id, clientMutationId, payload hash) when it wrote a change that
+    carries one (SyncNoteMutation)."""
     fields, scope = record.fields, _scope_of(viewer, record.fields)
     mutation = _mutation(record)
     digest = _payload_hash(fields) if mutation else ""
     if note is None:
         if not fields.get("is_deleted"):  # created and deleted offline: nothing to do
-            notes.create_note(
-                viewer,
-                scope,
-                note_id=record.id,
-                default_language=default_language,
-                **_note_changes(fields),
+            writes.create(
+                scope, note_id=record.id, default_language=default_language, **_note_changes(fields)
             )
             return (record.id, mutation, digest) if mutation else None
         return None
     if note.is_deleted:
         if not note_policy.in_workspace(viewer, note.owner_user_id, note.team_id):
             raise Refused(FORBIDDEN, "Note not found.")
-        if fields.get("is_deleted") or _replayed(note, mutation, digest, applied or {}):
+        if fields.get("is_deleted") or _replayed(note, mutation, digest, applied):
             return None  # deleted on both sides, or this very change was applied before
         raise Refused(DELETED, "The note was deleted on the server.")
     if not note_policy.can_manage(viewer, note):
         show = note_policy.can_view(viewer, note)
         raise Refused(FORBIDDEN, "Only the note's owner or a team admin may change it.", show=show)
-    if _replayed(note, mutation, digest, applied or {}):
+    if _replayed(note, mutation, digest, applied):
         return None  # a retried push: this change was applied before (later writes stay)
     _same_scope(note, scope, "note")
     _check_base(note, fields, show=True)
     if fields.get("is_deleted"):
-        notes.delete_note(viewer, scope, note.id, client_mutation_id=mutation)
+        writes.delete(scope, note, client_mutation_id=mutation)
     else:
-        notes.move_note(viewer, scope, note.id, _note_changes(fields))
+        writes.move(scope, note, _note_changes(fields))
     return (note.id, mutation, digest) if mutation else None
 
 

@@ -3,6 +3,8 @@ tests/api/test_races.py explains the harness): the database decides, nothing is 
 
 from __future__ import annotations
 
+import uuid
+
 from sqlalchemy import select
 
 from app.extensions import db
@@ -162,3 +164,60 @@ def _push_categories(record: dict):
         return client.post(PUSH, json=body, headers=headers)
 
     return call
+
+
+# --- a batch the database refuses after all (issue 30) -----------------------------------
+#
+# A push decides its notes from one read, then writes them together. Two users pushing the
+# same new note id (a client bug, or a hostile one) both read "no such note"; on
+# PostgreSQL the second INSERT waits for the first and then fails on the key: that batch is
+# rolled back and decided again record by record, so only the twin is refused and the rest
+# of that push lands. (SQLite runs one writer at a time: the second push reads the first's
+# note and is decided as a set.)
+
+
+def test_a_batch_refused_by_a_concurrent_insert_is_decided_again_record_by_record(
+    app, monkeypatch, barrier
+):
+    import importlib
+
+    alice, bob = make_user("alice"), make_user("bob")
+    push_module = importlib.import_module("app.services.sync.push")
+    one_by_one = push_module._notes_one_by_one
+    fallbacks: list[int] = []
+
+    def counted(*args, **kwargs):
+        fallbacks.append(1)
+        return one_by_one(*args, **kwargs)
+
+    monkeypatch.setattr(push_module, "_notes_one_by_one", counted)
+    stop_after(monkeypatch, "app.services.sync.push._locked_notes", barrier)
+    twin = note_record(title="Twin")
+    users = {alice.id: "alice", bob.id: "bob"}
+    own = {name: note_record(title=f"{name}'s") for name in users.values()}
+
+    def push_as(name):
+        def call(client, headers):
+            notes = [own[name], {**twin, "clientMutationId": name}]
+            body = {"deviceId": DEVICE, "notes": notes, "categories": []}
+            return client.post(PUSH, json=body, headers=headers)
+
+        return call
+
+    results = run_together(app, [(alice, push_as("alice")), (bob, push_as("bob"))])
+    assert [status for status, _ in results] == [200, 200], results
+    winner = users[db.session.get(Note, uuid.UUID(twin["noteId"])).owner_user_id]
+    for name, (_, body) in zip(("alice", "bob"), results, strict=True):
+        if name == winner:
+            assert (body["appliedNoteIds"], body["conflicts"]) == (
+                [own[name]["noteId"], twin["noteId"]],
+                [],
+            )
+        else:
+            assert body["appliedNoteIds"] == [own[name]["noteId"]]
+            assert [(c["id"], c["reason"]) for c in body["conflicts"]] == [
+                (twin["noteId"], "forbidden")
+            ]
+            assert body["conflicts"][0].get("serverRecord") is None  # a private note
+    assert count_rows(Note) == 3
+    assert len(fallbacks) == (1 if db.engine.dialect.name == "postgresql" else 0)
