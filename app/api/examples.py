@@ -169,6 +169,8 @@ SYSTEM = {
                 "register": "10 per hour",
                 "accountMail": "5 per 15 minutes",
                 "compliance": "20 per hour",
+                "trackableLabels": "30 per hour",
+                "linkVerify": "30 per minute",
             },
             "reportDuplicateWindowMinutes": 60,
         },

@@ -144,6 +144,8 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
             "register": config["RATE_LIMIT_REGISTER"],
             "account_mail": config["RATE_LIMIT_ACCOUNT_MAIL"],
             "compliance": config["RATE_LIMIT_COMPLIANCE"],
+            "trackable_labels": config["RATE_LIMIT_TRACKABLE_LABELS"],
+            "link_verify": config["RATE_LIMIT_LINK_VERIFY"],
         },
         "report_duplicate_window_minutes": config["REPORT_DUPLICATE_WINDOW_MINUTES"],
     }

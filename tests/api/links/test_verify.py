@@ -131,3 +131,9 @@ def test_verify_is_rate_limited_per_client(app, member, site):
     response = verify(member, site.url("/title"))
     assert_problem(response, 429)
     assert "Retry-After" in response.headers
+
+
+def test_the_verify_limit_is_published_in_the_status(app, member):
+    app.config["RATE_LIMIT_LINK_VERIFY"] = "3 per minute"
+    limits = member.get("/api/system/status").get_json()["limits"]
+    assert limits["rateLimits"]["linkVerify"] == "3 per minute"

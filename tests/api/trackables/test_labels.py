@@ -454,6 +454,12 @@ def test_label_sheets_are_rate_limited_per_address(app, api, owner):
     assert "Retry-After" in response.headers
 
 
+def test_the_label_limit_is_published_in_the_status(app, api):
+    app.config["RATE_LIMIT_TRACKABLE_LABELS"] = "7 per hour"
+    limits = api.get("/api/system/status").get_json()["limits"]
+    assert limits["rateLimits"]["trackableLabels"] == "7 per hour"
+
+
 def row_counts() -> dict[str, int]:
     return {
         table.name: db.session.scalar(select(func.count()).select_from(table)) or 0
