@@ -1,10 +1,8 @@
-"""Where image variant files live: a small interface, the local directory (default) and an
-S3-compatible bucket.
+"""Where image variant files live: the project's object store (app.storage.objects, a local
+directory by default or an S3-compatible bucket) with the variants' keys.
 
-Keys look like `Medium/{image id}-612.jpg` (the website URL's tail). A write is crash-safe:
-the bytes go to a temporary name beside the target (`.tmp-...`) and are renamed into place,
-so a reader never sees half a file; a killed upload leaves only temporary or complete files
-with no database row, which `flask images sweep` removes.
+Keys look like `Medium/{image id}-612.jpg` (the website URL's tail). A killed upload leaves
+only temporary or complete files with no database row, which `flask images sweep` removes.
 
 Serving may skip the app's bytes (README: Images from storage): an S3 store signs
 short-lived URLs of its objects, and `internal_uri` names a local file for nginx's
@@ -13,18 +11,23 @@ X-Accel-Redirect. Both take only a well-formed variant key, never a path from a 
 
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
+from datetime import datetime
 from typing import Any, Protocol
 
 from app.storage.imaging import VARIANTS, VARIANTS_BY_URL_NAME, Variant
+from app.storage.objects import (
+    TEMP_PREFIX,
+    LocalObjectStore,
+    ObjectEntry,
+    ObjectStore,
+    S3ObjectStore,
+)
 
-TEMP_PREFIX = ".tmp-"
+__all__ = ["TEMP_PREFIX", "ImageStore", "LocalImageStore", "S3ImageStore", "StoredFile"]
 KEY_PATTERN = re.compile(
     r"^(?P<variant>[A-Za-z]+)/(?P<guid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
     r"[0-9a-f]{12})-(?P<size>\d+)\.jpg$"
@@ -71,120 +74,35 @@ def image_id_of(key: str) -> uuid.UUID | None:
     return uuid.UUID(match["guid"])
 
 
-class ImageStore(Protocol):
-    def put(self, key: str, data: bytes) -> None:
-        """Store `data` under `key` atomically (readers see all of it or nothing)."""
-
-    def read(self, key: str) -> bytes | None:
-        """The bytes under `key`, or None."""
-
-    def delete(self, key: str) -> None:
-        """Remove `key`; a missing key is not an error."""
-
+class ImageStore(ObjectStore, Protocol):
     def list_files(self) -> Iterator[StoredFile]:
-        """Every file in the store, temporary ones included."""
+        """Every file in the store, temporary ones included, with the image it belongs to."""
 
 
-class LocalImageStore:
+def _stored_files(entries: Iterator[ObjectEntry]) -> Iterator[StoredFile]:
+    for entry in entries:
+        yield StoredFile(entry.key, image_id_of(entry.key), entry.modified_utc)
+
+
+class LocalImageStore(LocalObjectStore):
     """Files under one directory (`IMAGE_ROOT`)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-
-    def _path(self, key: str) -> Path:
-        if ".." in key.split("/") or key.startswith("/"):
-            raise ValueError(f"not a store key: {key!r}")
-        return self.root / key
-
-    def put(self, key: str, data: bytes) -> None:
-        target = self._path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f"{TEMP_PREFIX}{uuid.uuid4().hex}-{target.name}")
-        try:
-            with open(temporary, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, target)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
-
-    def read(self, key: str) -> bytes | None:
-        try:
-            return self._path(key).read_bytes()
-        except FileNotFoundError:
-            return None
-
-    def delete(self, key: str) -> None:
-        self._path(key).unlink(missing_ok=True)
-
     def list_files(self) -> Iterator[StoredFile]:
-        if not self.root.is_dir():
-            return
-        for path in sorted(self.root.rglob("*")):
-            if not path.is_file():
-                continue
-            key = path.relative_to(self.root).as_posix()
-            modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-            yield StoredFile(key=key, image_id=image_id_of(key), modified_utc=modified)
+        return _stored_files(self.entries())
 
 
-class S3ImageStore:
-    """Objects in an S3-compatible bucket (boto3). A PUT is atomic on S3: an object appears
-    whole or not at all, so no temporary names are needed.
-
-    `signer` is the client that presigns URLs (no request is sent): by default `client`,
-    or one naming the endpoint clients reach when the app reaches the store elsewhere."""
+class S3ImageStore(S3ObjectStore):
+    """Objects in an S3-compatible bucket (boto3)."""
 
     def __init__(self, client: Any, bucket: str, prefix: str = "", *, signer: Any = None) -> None:
-        self.client = client
-        self.signer = signer if signer is not None else client
-        self.bucket = bucket
-        self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
-
-    def put(self, key: str, data: bytes) -> None:
-        self.client.put_object(
-            Bucket=self.bucket, Key=self.prefix + key, Body=data, ContentType="image/jpeg"
-        )
-
-    def read(self, key: str) -> bytes | None:
-        try:
-            found = self.client.get_object(Bucket=self.bucket, Key=self.prefix + key)
-        except self.client.exceptions.NoSuchKey:
-            return None
-        data: bytes = found["Body"].read()
-        return data
-
-    def delete(self, key: str) -> None:
-        self.client.delete_object(Bucket=self.bucket, Key=self.prefix + key)
+        super().__init__(client, bucket, prefix, content_type="image/jpeg", signer=signer)
 
     def list_files(self) -> Iterator[StoredFile]:
-        pages = self.client.get_paginator("list_objects_v2").paginate(
-            Bucket=self.bucket, Prefix=self.prefix
-        )
-        for page in pages:
-            for item in page.get("Contents", []):
-                key = item["Key"][len(self.prefix) :]
-                yield StoredFile(
-                    key=key, image_id=image_id_of(key), modified_utc=item["LastModified"]
-                )
+        return _stored_files(self.entries())
 
     def presigned_url(
         self, key: str, *, seconds: int, cache_control: str, head: bool = False
     ) -> str:
-        """A URL that reads `key` without credentials for `seconds` (a GET, or a HEAD when
-        `head`: the method is part of the signature), answered as `image/jpeg` with
-        `cache_control`. Made here, with no request to the store."""
+        """Only a variant key is signed, never a path from a request."""
         _require_variant_key(key)
-        url: str = self.signer.generate_presigned_url(
-            "head_object" if head else "get_object",
-            Params={
-                "Bucket": self.bucket,
-                "Key": self.prefix + key,
-                "ResponseContentType": "image/jpeg",
-                "ResponseCacheControl": cache_control,
-            },
-            ExpiresIn=seconds,
-        )
-        return url
+        return super().presigned_url(key, seconds=seconds, cache_control=cache_control, head=head)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.images.s3 import BUCKET, ENDPOINT, PORT, SECRET
+from tests.api.images.s3 import BUCKET, ENDPOINT
 from tests.api.images.samples import sample
+from tests.s3 import empty_bucket, s3_serving
 
 
 def upload(client, url: str, data: bytes | None = None, *, field: str = "file", name="x.jpg"):
@@ -35,28 +36,12 @@ def image_files(app):
 
 @pytest.fixture(scope="module")
 def s3_server():
-    moto_server = pytest.importorskip(
-        "moto.server", reason="moto[server] (test extras) provides the S3-compatible server"
-    )
-    credentials = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": SECRET}
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in credentials.items():
-            patch.setenv(name, value)
-        server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=PORT)
-        server.start()
-        try:
-            yield
-        finally:
-            server.stop()
+    with s3_serving(ENDPOINT):
+        yield
 
 
 @pytest.fixture
 def bucket(s3_server, app):
     """The empty bucket of S3_SETTINGS on the module's server, removed after the test."""
-    boto3 = pytest.importorskip("boto3")
-    client = boto3.client("s3", endpoint_url=ENDPOINT, region_name="us-east-1")
-    client.create_bucket(Bucket=BUCKET)
-    yield client
-    for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []):
-        client.delete_object(Bucket=BUCKET, Key=item["Key"])
-    client.delete_bucket(Bucket=BUCKET)
+    with empty_bucket(ENDPOINT, BUCKET) as client:
+        yield client

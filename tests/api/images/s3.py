@@ -6,22 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import socket
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qsl, quote, urlsplit
 
+from tests.s3 import SECRET, bucket_keys, s3_endpoint
+
 BUCKET = "images-test"
-SECRET = "testing"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-PORT = _free_port()
-ENDPOINT = f"http://127.0.0.1:{PORT}"
+ENDPOINT = s3_endpoint()
 S3_SETTINGS = {
     "IMAGE_STORAGE": "s3",
     "IMAGE_S3_BUCKET": BUCKET,
@@ -31,7 +22,7 @@ S3_SETTINGS = {
 
 
 def keys(client) -> list[str]:
-    return sorted(item["Key"] for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []))
+    return bucket_keys(client, BUCKET)
 
 
 class Refused(Exception):

@@ -5,7 +5,6 @@ stores the ZIP, any machine serves it, the sweep removes it."""
 from __future__ import annotations
 
 import io
-import socket
 import uuid
 from datetime import timedelta
 
@@ -19,37 +18,18 @@ from app.storage.exports import S3ExportStore
 from tests.api.privacy.conftest import export_ready, open_zip
 from tests.conftest import assert_problem
 from tests.factories import make_user
+from tests.s3 import bucket_keys, empty_bucket, s3_endpoint, s3_serving
 
-moto_server = pytest.importorskip(
-    "moto.server", reason="moto[server] (test extras) provides the S3-compatible server"
-)
 boto3 = pytest.importorskip("boto3")
 
 BUCKET = "exports-test"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-PORT = _free_port()
-ENDPOINT = f"http://127.0.0.1:{PORT}"
+ENDPOINT = s3_endpoint()
 
 
 @pytest.fixture(scope="module", autouse=True)
 def s3_server():
-    credentials = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in credentials.items():
-            patch.setenv(name, value)
-        server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=PORT)
-        server.start()
-        try:
-            yield
-        finally:
-            server.stop()
+    with s3_serving(ENDPOINT):
+        yield
 
 
 @pytest.fixture
@@ -64,16 +44,12 @@ def app_overrides():
 
 @pytest.fixture
 def bucket(app):
-    client = boto3.client("s3", endpoint_url=ENDPOINT, region_name="us-east-1")
-    client.create_bucket(Bucket=BUCKET)
-    yield client
-    for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []):
-        client.delete_object(Bucket=BUCKET, Key=item["Key"])
-    client.delete_bucket(Bucket=BUCKET)
+    with empty_bucket(ENDPOINT, BUCKET) as client:
+        yield client
 
 
 def keys(client) -> list[str]:
-    return sorted(item["Key"] for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []))
+    return bucket_keys(client, BUCKET)
 
 
 def test_an_export_is_stored_in_the_bucket_and_downloaded_from_it(app, api, bucket):
