@@ -12,63 +12,23 @@ Without /usr/bin/chromium these tests skip, saying why; with REQUIRE_BROWSER_TES
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import select
-from werkzeug.serving import make_server
 
 from app.extensions import db
 from app.models.trackable import JourneyStop, TrackableComment, TrackableVisibility
 from tests.api.images.samples import sample
 from tests.factories import codes_of, count_rows, make_trackable, make_user
 from tests.web.accessibility import check_accessibility
+from tests.web.browser import PHONE, SCREENSHOTS, open_browser, require_browser
 
-CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-PHONE = {"width": 390, "height": 844}  # a common phone's CSS viewport
 ZURICH = {"latitude": 47.3769, "longitude": 8.5417}
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def _browser_missing() -> str | None:
-    if not CHROMIUM.is_file():
-        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright for Python is not installed (the test extras)"
-    return None
-
-
-def require_browser(missing: str | None, required: bool) -> None:
-    """Skip (locally) or fail (CI: REQUIRE_BROWSER_TESTS=1) when the browser is missing."""
-    if missing is None:
-        return
-    if required:
-        pytest.fail(f"browser tests are required here, but: {missing}")
-    pytest.skip(f"browser tests skipped: {missing}")
-
-
-@pytest.fixture(scope="module")
-def chromium_path() -> Path:
-    require_browser(_browser_missing(), os.environ.get("REQUIRE_BROWSER_TESTS") == "1")
-    return CHROMIUM
 
 
 def test_a_missing_browser_skips_locally_and_fails_where_it_is_required():
@@ -80,30 +40,15 @@ def test_a_missing_browser_skips_locally_and_fails_where_it_is_required():
 
 
 @pytest.fixture
-def live_server(app) -> Iterator[str]:
-    """The app served by a real HTTP server in a thread, on a free port."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        server.server_close()
-
-
-@pytest.fixture
 def phone(chromium_path, tmp_path) -> Iterator[Any]:
     """A phone-sized browser context with a fresh profile that shares a faked location."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=str(chromium_path),
-            headless=True,
-            args=CHROMIUM_FLAGS,
+        context = open_browser(
+            playwright,
+            chromium_path,
+            tmp_path / "profile",
             viewport=PHONE,
             device_scale_factor=2,
             is_mobile=True,
@@ -266,11 +211,10 @@ def test_a_find_in_dms_pressed_twice_writes_once_and_links_to_the_highlighted_en
     received = slow_posts(app, monkeypatch)
     trackable = make_trackable(make_user("olga"), name="Red kayak paddle")
     with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=str(chromium_path),
-            headless=True,
-            args=CHROMIUM_FLAGS,
+        context = open_browser(
+            playwright,
+            chromium_path,
+            tmp_path / "profile",
             viewport=PHONE,
             locale=locale,
             timezone_id="America/New_York",
@@ -382,11 +326,10 @@ def test_a_finder_without_a_qr_code_types_the_code_on_the_home_page(
     trackable = make_trackable(make_user("olga"), name="Green compass")
     secret = codes_of(trackable)[0]
     with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=str(chromium_path),
-            headless=True,
-            args=CHROMIUM_FLAGS,
+        context = open_browser(
+            playwright,
+            chromium_path,
+            tmp_path / "profile",
             viewport=PHONE,
             locale="de-DE",
             java_script_enabled=javascript,

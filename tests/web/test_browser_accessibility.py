@@ -26,11 +26,9 @@ import pytest
 from app.models.trackable import TrackableVisibility
 from tests.factories import DEFAULT_PASSWORD, codes_of, make_trackable, make_user
 from tests.web.accessibility import check_accessibility
-from tests.web.test_browser import CHROMIUM_FLAGS, PHONE
-from tests.web.test_browser import chromium_path as chromium_path  # fixture
-from tests.web.test_browser import live_server as live_server  # fixture
+from tests.web.browser import DESKTOP, PHONE, open_browser
 
-VIEWPORTS = {"phone": PHONE, "desktop": {"width": 1280, "height": 900}}
+VIEWPORTS = {"phone": PHONE, "desktop": DESKTOP}
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("TEST_DATABASE_URL")),
     reason="the accessibility matrix runs once per CI run, on SQLite",
@@ -58,11 +56,10 @@ def test_every_page_passes_axe_core_in_both_languages(
     )
     fresh = make_trackable(None, name="New one")
     with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=str(chromium_path),
-            headless=True,
-            args=CHROMIUM_FLAGS,
+        context = open_browser(
+            playwright,
+            chromium_path,
+            tmp_path / "profile",
             viewport=VIEWPORTS[viewport],
             java_script_enabled=javascript,
         )

@@ -10,34 +10,18 @@ Without /usr/bin/chromium these tests skip, saying why; with REQUIRE_BROWSER_TES
 
 from __future__ import annotations
 
-import os
 import shutil
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from werkzeug.serving import make_server
 
 from app.extensions import db
 from app.models.trackable import Trackable, TrackableVisibility
 from app.services.trackables import journey
 from tests.factories import make_trackable, make_user
+from tests.web.browser import DESKTOP, PHONE, SCREENSHOTS, open_browser
 
-CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 900}
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 STOPS = [(47.3769, 8.5417), (48.1374, 11.5755), (45.4642, 9.19)]  # Zurich, Munich, Milan
 # Collects what the page's CSP refused (the event fires before any console message).
 WATCH_CSP = """
@@ -46,40 +30,6 @@ document.addEventListener("securitypolicyviolation", (event) => {
   window.cspViolations.push(`${event.violatedDirective} ${event.blockedURI}`);
 });
 """
-
-
-def _browser_missing() -> str | None:
-    if not CHROMIUM.is_file():
-        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright for Python is not installed (the test extras)"
-    return None
-
-
-@pytest.fixture(scope="module")
-def chromium_path() -> Path:
-    missing = _browser_missing()
-    if missing is not None:
-        if os.environ.get("REQUIRE_BROWSER_TESTS") == "1":
-            pytest.fail(f"browser tests are required here, but: {missing}")
-        pytest.skip(f"browser tests skipped: {missing}")
-    return CHROMIUM
-
-
-@pytest.fixture
-def live_server(app) -> Iterator[str]:
-    """The app served by a real HTTP server in a thread, on a free port."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        server.server_close()
 
 
 @pytest.fixture
@@ -103,14 +53,7 @@ def travelled(app) -> Trackable:
 
 
 def browse(playwright: Any, chromium_path: Path, profile: Path, **options: Any) -> Any:
-    return playwright.chromium.launch_persistent_context(
-        str(profile),
-        executable_path=str(chromium_path),
-        headless=True,
-        args=CHROMIUM_FLAGS,
-        locale="en-GB",
-        **options,
-    )
+    return open_browser(playwright, chromium_path, profile, locale="en-GB", **options)
 
 
 def watch(page: Any) -> tuple[list[str], list[str]]:
