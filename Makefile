@@ -50,9 +50,10 @@ FUZZ_SECONDS ?= 600
 fuzz: $(VENV)/.installed  ## long schemathesis run: DATABASE_URL=postgresql://... make fuzz
 	FUZZ_MODE=explore FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m tests.fuzz.schemathesis_run
 
-# The production topology on this machine (nginx, two instances, a worker, PgBouncer, Redis,
-# moto's S3, an SMTP sink) and the checks that need several instances; needs Debian's nginx
-# and pgbouncer and the local PostgreSQL and Redis. Not part of CI (bench/topology.py).
+# The production topology on this machine (nginx, two instances and the uploads' one, a
+# worker, PgBouncer, Redis, moto's S3, an SMTP sink) and the checks that need several
+# instances; needs Debian's nginx and pgbouncer and the local PostgreSQL and Redis. Not
+# part of CI (bench/topology.py).
 topology: $(VENV)/.installed
 	$(BIN)/python bench/topology.py $(TOPOLOGY_ARGS)
 

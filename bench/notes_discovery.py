@@ -298,6 +298,9 @@ def note_rows(
             "created_utc": activity,
             "updated_utc": activity,
             "last_activity_utc": activity,
+            # Stamped by the sync clock, as every committed note is (a NULL here would be
+            # stamped by the first write's commit: every seeded note in one UPDATE).
+            "sync_utc": activity,
         }
 
 

@@ -1,5 +1,7 @@
 """The production topology on one machine (`make topology`): two app instances (gunicorn,
-APP_ENV=production) and a worker behind nginx (deploy/nginx/app.conf), a PostgreSQL primary
+APP_ENV=production), the image uploads' own instance (the same app at a lower CPU
+priority, which nginx sends the upload POSTs to) and a worker behind nginx
+(deploy/nginx/app.conf), a PostgreSQL primary
 of its own through PgBouncer in transaction mode and a streaming replica of it, Redis for
 the rate limits, moto's S3 server for the images, an SMTP sink for the mail. Every server
 is a real one started here, from Debian's packages (nginx, pgbouncer, the PostgreSQL
@@ -11,7 +13,8 @@ Then it checks what several machines must share, and prints each finding:
   who just wrote never reads a page without their write, while others read the replica;
 - an image uploaded through one instance is served through the other;
 - a rolling restart of each instance in turn, under a 32-connection mixed load through
-  nginx, drops no request (0 errors) and loses no acknowledged write;
+  nginx, drops no request (0 errors) and loses no acknowledged write (image uploads
+  included, each one served by the uploads' instance);
 - the instances' /metrics count the requests sent through nginx.
 
 It exits 1 when a check fails. The production start's refusals are met, except for the
@@ -52,6 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 PG_BIN = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1:]  # Debian's server binaries
 REPLICA_DELAY_SECONDS = 2  # the replica applies what it receives this late, on purpose
+UPLOADS_NICE = 10  # the uploads' instance yields the CPU (location-notes-uploads.service)
 REDIS = "redis://127.0.0.1:6379/7"
 S3_KEY = "topology"  # moto accepts any credentials
 METRICS_TOKEN = secrets.token_urlsafe(32)
@@ -103,6 +107,7 @@ class Rig:
     settings: dict[str, str] = field(default_factory=dict)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     app_ports: list[int] = field(default_factory=list)
+    uploads_port: int = 0
     nginx_port: int = 0
     mail_count: list[int] = field(default_factory=lambda: [0])
 
@@ -265,13 +270,31 @@ def start_instance(rig: Rig, index: int) -> None:
     wait_for(lambda: healthy(port), f"app instance {index + 1}")
 
 
+def start_uploads_instance(rig: Rig, workers: int) -> None:
+    """The image uploads' own gunicorn, at a lower CPU priority, as its systemd unit runs it."""
+    port = rig.uploads_port
+    command = [str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "wsgi:app"]
+    rig.spawn(
+        "uploads",
+        ["nice", "-n", str(UPLOADS_NICE), *command],
+        PORT=str(port),
+        WEB_CONCURRENCY=str(workers),
+    )
+    wait_for(lambda: healthy(port), "the uploads' instance")
+
+
 def write_upstream(rig: Rig, down: int | None = None) -> None:
+    """deploy/nginx/upstream.conf for the rig: the app's instances (one maybe `down`), the
+    uploads' instance with the app's as its backup."""
     servers = "\n".join(
         f"    server 127.0.0.1:{port}{' down' if index == down else ''};"
         for index, port in enumerate(rig.app_ports)
     )
+    backups = "\n".join(f"    server 127.0.0.1:{port} backup;" for port in rig.app_ports)
     (rig.work / "nginx" / "upstream.conf").write_text(
         f"upstream location_notes_app {{\n{servers}\n    keepalive 16;\n}}\n"
+        f"upstream location_notes_uploads {{\n    server 127.0.0.1:{rig.uploads_port};\n"
+        f"{backups}\n    keepalive 4;\n}}\n"
     )
 
 
@@ -376,6 +399,8 @@ def start(args: argparse.Namespace) -> Rig:
     rig.app_ports = [free_port(), free_port()]
     for index in range(2):
         start_instance(rig, index)
+    rig.uploads_port = free_port()
+    start_uploads_instance(rig, args.upload_workers)
     rig.spawn("worker", [str(BIN / "flask"), "--app", "wsgi", "worker"])
     start_nginx(rig)
     return rig
@@ -476,15 +501,18 @@ def check_image_across_instances(rig: Rig) -> bool:
 
 @dataclass
 class Load:
-    """A mixed load through nginx: anonymous discovery and status, signed-in reads and
-    note writes (each acknowledged write's id kept, to be found in the database after)."""
+    """A mixed load through nginx: anonymous discovery and status, signed-in reads, note
+    writes and image uploads to the account's note (each acknowledged write's id kept, to
+    be found in the database after)."""
 
     rig: Rig
     tokens: list[str]
+    notes: list[str]  # one note of each account in `tokens`, for its uploads
     stop: threading.Event = field(default_factory=threading.Event)
     outcomes: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
+    uploaded: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def run(self, index: int) -> None:
@@ -494,8 +522,10 @@ class Load:
         retry = Retry(total=1, connect=1, read=1, status=0, allowed_methods={"GET"})
         session.mount("http://", HTTPAdapter(max_retries=retry))
         token = self.tokens[index % len(self.tokens)]
+        note = self.notes[index % len(self.notes)]
         signed_in = {"Authorization": f"Bearer {token}"}
         generator = random.Random(index)
+        photo = jpeg()
         while not self.stop.is_set():
             choice = generator.random()
             try:
@@ -507,9 +537,20 @@ class Load:
                         f"&minLongitude={lon}&maxLatitude={lat + 0.5}&maxLongitude={lon + 0.5}",
                         timeout=30,
                     )
-                elif choice < 0.5:
+                elif choice < 0.47:
                     kind = "status"
                     response = session.get(f"{self.rig.proxy}/api/system/status", timeout=30)
+                elif choice < 0.5:
+                    kind = "upload"
+                    response = session.post(
+                        f"{self.rig.proxy}/api/images/notes/{note}",
+                        files={"file": ("photo.jpg", photo, "image/jpeg")},
+                        headers=signed_in,
+                        timeout=40,
+                    )
+                    if response.status_code in {200, 201}:
+                        with self.lock:
+                            self.uploaded.append(response.json()["image"]["contentImageId"])
                 elif choice < 0.75:
                     kind = "mine"
                     response = session.get(
@@ -557,9 +598,21 @@ def rolling_restart(rig: Rig, index: int) -> None:
     reload_nginx(rig)
 
 
+def a_note(rig: Rig, token: str) -> str:
+    created = requests.post(
+        f"{rig.proxy}/api/notes/mine",
+        json={"title": "Photos", "latitude": 52.5, "longitude": 13.4, "visibility": "Public"},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    )
+    expect(created.status_code in {200, 201}, created.text)
+    return str(created.json()["noteId"])
+
+
 def check_rolling_restart(rig: Rig, connections: int, seconds: float) -> bool:
     tokens = [account(rig.proxy, f"loaduser{n}") for n in range(8)]
-    load = Load(rig, tokens)
+    load = Load(rig, tokens, [a_note(rig, token) for token in tokens])
+    uploads_before = note_uploads_counted(rig.uploads_port)
     threads = [threading.Thread(target=load.run, args=(n,)) for n in range(connections)]
     for thread in threads:
         thread.start()
@@ -574,8 +627,14 @@ def check_rolling_restart(rig: Rig, connections: int, seconds: float) -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT id::text FROM notes WHERE id = ANY(%s::uuid[])", (load.written,))
         present = {row[0] for row in cursor.fetchall()}
+        cursor.execute(
+            "SELECT id::text FROM content_images WHERE id = ANY(%s::uuid[])", (load.uploaded,)
+        )
+        present_images = {row[0] for row in cursor.fetchall()}
     connection.close()
     lost = set(load.written) - present
+    lost_images = set(load.uploaded) - present_images
+    by_uploads_pool = note_uploads_counted(rig.uploads_port) - uploads_before
     total = sum(load.outcomes.values())
     print(f"rolling restart under {connections} connections: {total} requests")
     for outcome, count in sorted(load.outcomes.items()):
@@ -583,9 +642,20 @@ def check_rolling_restart(rig: Rig, connections: int, seconds: float) -> bool:
     print(
         f"  errors: {len(load.errors)}; acknowledged writes: {len(load.written)}, lost: {len(lost)}"
     )
+    print(
+        f"  acknowledged uploads: {len(load.uploaded)}, lost: {len(lost_images)}, "
+        f"served by the uploads' instance: {by_uploads_pool:.0f}"
+    )
     for error in load.errors[:10]:
         print(f"    {error}")
-    return not load.errors and not lost and bool(load.written)
+    return (
+        not load.errors
+        and not lost
+        and not lost_images
+        and bool(load.written)
+        and bool(load.uploaded)
+        and by_uploads_pool == len(load.uploaded)
+    )
 
 
 def check_own_writes_on_a_lagging_replica(rig: Rig, rounds: int = 5) -> bool:
@@ -634,21 +704,30 @@ def check_own_writes_on_a_lagging_replica(rig: Rig, rounds: int = 5) -> bool:
     return own_stale == 0 and any(value > 0 for value in others_stale)
 
 
+def counted(port: int, series: str) -> float:
+    """One instance's count of a `http_requests_total` series, from its /metrics."""
+    scraped = requests.get(
+        f"http://127.0.0.1:{port}/metrics",
+        headers={"Authorization": f"Bearer {METRICS_TOKEN}"},
+        timeout=10,
+    )
+    expect(scraped.status_code == 200, scraped.text[:200])
+    total = 0.0
+    for line in scraped.text.splitlines():
+        if line.startswith(f"http_requests_total{{{series}}}"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
 def status_requests_counted(rig: Rig) -> float:
     """`GET /api/system/status` answered 2xx, summed over both instances' /metrics."""
-    total = 0.0
-    series = 'http_requests_total{method="GET",route="/api/system/status",status="2xx"}'
-    for index in range(2):
-        scraped = requests.get(
-            f"{rig.instance(index)}/metrics",
-            headers={"Authorization": f"Bearer {METRICS_TOKEN}"},
-            timeout=10,
-        )
-        expect(scraped.status_code == 200, scraped.text[:200])
-        for line in scraped.text.splitlines():
-            if line.startswith(series):
-                total += float(line.rsplit(" ", 1)[1])
-    return total
+    series = 'method="GET",route="/api/system/status",status="2xx"'
+    return sum(counted(port, series) for port in rig.app_ports)
+
+
+def note_uploads_counted(port: int) -> float:
+    """Image uploads to a note answered 2xx, by one instance."""
+    return counted(port, 'method="POST",route="/api/images/notes/<uuid:note_id>",status="2xx"')
 
 
 def check_metrics(rig: Rig, requests_sent: int = 300) -> bool:
@@ -667,10 +746,16 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=45.0, help="length of the load")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers per instance")
+    parser.add_argument(
+        "--upload-workers", type=int, default=2, help="gunicorn workers of the uploads' instance"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work directory and database")
     args = parser.parse_args()
     rig = start(args)
-    print(f"topology up: nginx {rig.proxy}, instances {rig.app_ports}, logs in {rig.work}")
+    print(
+        f"topology up: nginx {rig.proxy}, instances {rig.app_ports}, uploads' instance "
+        f"{rig.uploads_port}, logs in {rig.work}"
+    )
     results = {}
     try:
         results["login limit across instances"] = check_login_limit(rig)

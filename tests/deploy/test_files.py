@@ -76,16 +76,26 @@ def test_the_compose_stack_has_every_part():
     assert images["minio"].startswith("minio/")
     assert images["mail"].startswith("axllent/mailpit")
     assert images["nginx"].startswith("nginx:")
-    for name in ("app1", "app2", "worker", "migrate"):
+    for name in ("app1", "app2", "app-uploads", "worker", "migrate"):
         assert services[name]["build"]["dockerfile"] == "deploy/Dockerfile"
     assert services["worker"]["command"] == ["flask", "--app", "wsgi", "worker"]
     assert services["migrate"]["command"] == ["flask", "--app", "wsgi", "db", "upgrade"]
 
 
 def test_the_compose_stack_sets_only_settings_the_app_reads():
-    app = compose()["services"]["app1"]
-    unknown = set(app["environment"]) - settings_read() - LIBRARY_SETTINGS
-    assert unknown == set()
+    for name in ("app1", "app-uploads"):
+        app = compose()["services"][name]
+        unknown = set(app["environment"]) - settings_read() - LIBRARY_SETTINGS
+        assert unknown == set()
+
+
+def test_the_uploads_instance_is_the_app_with_its_own_pool_and_a_smaller_cpu_share():
+    services = compose()["services"]
+    uploads, app = services["app-uploads"], services["app1"]
+    assert uploads["environment"] == {**app["environment"], "WEB_CONCURRENCY": "2"}
+    assert uploads.get("command", app.get("command")) == app.get("command")
+    assert uploads["cpu_shares"] < app.get("cpu_shares", 1024)
+    assert "app-uploads" in services["nginx"]["depends_on"]
 
 
 def test_the_files_the_compose_stack_mounts_exist():
@@ -114,12 +124,12 @@ def test_the_systemd_units_run_the_same_commands_as_the_image():
         units[path.stem] = parser
     assert set(units) == {
         "location-notes-web",
+        "location-notes-uploads",
         "location-notes-worker",
         "location-notes-migrate",
     }
-    assert units["location-notes-web"]["Service"]["ExecStart"].endswith(
-        "gunicorn -c gunicorn.conf.py wsgi:app"
-    )
+    for web in ("location-notes-web", "location-notes-uploads"):
+        assert units[web]["Service"]["ExecStart"].endswith("gunicorn -c gunicorn.conf.py wsgi:app")
     assert units["location-notes-worker"]["Service"]["ExecStart"].endswith(
         "flask --app wsgi worker"
     )
@@ -128,4 +138,25 @@ def test_the_systemd_units_run_the_same_commands_as_the_image():
     )
     for unit in units.values():
         assert unit["Service"]["User"] == "location-notes"
-        assert unit["Service"]["EnvironmentFile"] == "/etc/location-notes/env"
+
+
+def environment_files(unit: str) -> list[str]:
+    text = (DEPLOY / "systemd" / f"{unit}.service").read_text()
+    return re.findall(r"^EnvironmentFile=(.+)$", text, re.MULTILINE)
+
+
+def test_every_unit_reads_the_shared_settings_and_the_uploads_unit_its_own_after():
+    for path in (DEPLOY / "systemd").glob("*.service"):
+        assert environment_files(path.stem)[0] == "/etc/location-notes/env", path.name
+    # A later file overrides an earlier one (Environment= would not: files win over it).
+    assert environment_files("location-notes-uploads") == [
+        "/etc/location-notes/env",
+        "/etc/location-notes/uploads.env",
+    ]
+
+
+def test_the_uploads_unit_yields_the_cpu_to_the_web_unit():
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.read_string((DEPLOY / "systemd" / "location-notes-uploads.service").read_text())
+    assert int(parser["Service"]["Nice"]) > 0
+    assert int(parser["Service"]["CPUWeight"]) < 100  # systemd's default

@@ -1,7 +1,9 @@
 """The nginx site of deploy/nginx, run by Debian's nginx in front of the app under
 gunicorn: the production file passes `nginx -t` (with a throwaway certificate), requests
-pass through with the request id and the client's address, and every error nginx answers
-itself is problem+json with a registered code, never nginx's HTML.
+pass through with the request id and the client's address, every error nginx answers
+itself is problem+json with a registered code, never nginx's HTML, and the image upload
+POSTs go to the uploads' own pool (a second gunicorn) while everything else, GETs of the
+same paths included, goes to the app's.
 
 Without /usr/sbin/nginx these tests skip, saying why; with REQUIRE_DEPLOY_TESTS=1 (CI sets
 it and installs nginx) they fail instead."""
@@ -9,6 +11,7 @@ it and installs nginx) they fail instead."""
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import os
 import re
@@ -26,8 +29,12 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from flask import Flask
+from PIL import Image
+from sqlalchemy import create_engine
 
 from app.error_codes import ERROR_CODES
+from app.models import Base
 from tests.serving import free_port, gunicorn_serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,11 +81,23 @@ http {{
     return config
 
 
-def site_body(prefix: Path, listen: int, app_port: int) -> str:
-    """The site's app.conf behind a plain listener, the upstream at `app_port`."""
+def upstreams(prefix: Path, app_port: int, uploads_port: int) -> Path:
+    """upstream.conf as shipped, its addresses (the app's 8000, the uploads' 8001) moved."""
+    text = (SITE / "upstream.conf").read_text()
+    assert "127.0.0.1:8000" in text
+    assert "127.0.0.1:8001" in text
+    text = text.replace("127.0.0.1:8000", f"127.0.0.1:{app_port}")
+    text = text.replace("127.0.0.1:8001", f"127.0.0.1:{uploads_port}")
+    path = prefix / "upstream.conf"
+    path.write_text(text)
+    return path
+
+
+def site_body(prefix: Path, listen: int, app_port: int, uploads_port: int) -> str:
+    """The site's app.conf behind a plain listener, upstream.conf's pools at the ports."""
     return f"""
     proxy_cache_path {prefix}/cache keys_zone=location_notes_static:1m;
-    upstream location_notes_app {{ server 127.0.0.1:{app_port}; keepalive 4; }}
+    include {upstreams(prefix, app_port, uploads_port)};
     server {{
         listen 127.0.0.1:{listen};
         include {SITE / "app.conf"};
@@ -100,10 +119,10 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def nginx_serving(prefix: Path, app_port: int) -> Iterator[str]:
-    """nginx with the site in front of `app_port`; yields its base URL."""
+def nginx_serving(prefix: Path, app_port: int, uploads_port: int) -> Iterator[str]:
+    """nginx with the site in front of the two pools; yields its base URL."""
     listen = free_port()
-    config = main_config(prefix, site_body(prefix, listen, app_port))
+    config = main_config(prefix, site_body(prefix, listen, app_port, uploads_port))
     process = subprocess.Popen([NGINX, "-p", str(prefix), "-c", str(config)])  # noqa: S603 - our own config
     try:
         wait_for_port(listen, process)
@@ -114,27 +133,59 @@ def nginx_serving(prefix: Path, app_port: int) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def app_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    database = tmp_path_factory.mktemp("nginx-app") / "app.db"
-    settings = {
+def served(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two pools' shared database (tables made) and images; each logs its requests."""
+    directory = tmp_path_factory.mktemp("nginx-app")
+    engine = create_engine(f"sqlite:///{directory / 'app.db'}")
+    Base.metadata.create_all(engine)
+    engine.dispose()
+    return directory
+
+
+def pool_settings(directory: Path, pool: str) -> dict[str, str]:
+    return {
         "APP_ENV": "testing",
-        "DATABASE_URL": f"sqlite:///{database}",
+        "DATABASE_URL": f"sqlite:///{directory / 'app.db'}",
+        "IMAGE_ROOT": str(directory / "images"),
         "TRUSTED_PROXIES": "127.0.0.1",
+        "ACCESS_LOG": str(directory / f"{pool}-access.log"),
     }
-    with gunicorn_serving(settings) as port:
+
+
+@pytest.fixture(scope="module")
+def app_port(served: Path) -> Iterator[int]:
+    with gunicorn_serving(pool_settings(served, "app")) as port:
         yield port
 
 
 @pytest.fixture(scope="module")
-def proxy(tmp_path_factory: pytest.TempPathFactory, app_port: int) -> Iterator[str]:
-    with nginx_serving(tmp_path_factory.mktemp("nginx"), app_port) as url:
+def uploads_port(served: Path, app_port: int) -> Iterator[int]:
+    """The image uploads' pool: the same app and data, a gunicorn of its own."""
+    with gunicorn_serving(pool_settings(served, "uploads")) as port:
+        yield port
+
+
+@pytest.fixture(scope="module")
+def proxy(
+    tmp_path_factory: pytest.TempPathFactory, app_port: int, uploads_port: int
+) -> Iterator[str]:
+    with nginx_serving(tmp_path_factory.mktemp("nginx"), app_port, uploads_port) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def proxy_without_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The site with its upstream on a port nothing listens on."""
-    with nginx_serving(tmp_path_factory.mktemp("nginx-down"), free_port()) as url:
+    """The site with its upstreams on ports nothing listens on."""
+    prefix = tmp_path_factory.mktemp("nginx-down")
+    with nginx_serving(prefix, free_port(), free_port()) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def proxy_without_uploads(tmp_path_factory: pytest.TempPathFactory, app_port: int) -> Iterator[str]:
+    """The site with the app's pool up and no uploads' pool answering."""
+    prefix = tmp_path_factory.mktemp("nginx-no-uploads")
+    with nginx_serving(prefix, app_port, free_port()) as url:
         yield url
 
 
@@ -252,3 +303,138 @@ def test_public_files_are_cached_as_long_as_the_app_allows(proxy):
     styles = f"{proxy}/static/pages/pages.css"
     requests.get(styles, timeout=10)
     assert requests.get(styles, timeout=10).headers["X-Cache-Status"] != "HIT"
+
+
+# --- the image uploads' own pool ------------------------------------------------------
+
+NOTE = "6f1c1a52-6d43-4a43-9a55-2c8f0f7d9b10"  # any id: only the routing is looked at
+FIND_FORM = f"/en/trackables/active/{NOTE}/find"
+
+
+def served_by(served: Path, response: requests.Response) -> str:
+    """Which pool's access log has the response's request id ("app" or "uploads")."""
+    request_id = response.headers["X-Request-ID"]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # gunicorn logs the line after the answer is sent
+        found = [
+            pool
+            for pool in ("app", "uploads")
+            if request_id in (served / f"{pool}-access.log").read_text()
+        ]
+        if found:
+            assert len(found) == 1, found
+            return found[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no pool logged request {request_id}")
+
+
+def small_jpeg() -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (640, 480), (40, 120, 200)).save(buffer, "JPEG")
+    return buffer.getvalue()
+
+
+def signed_in(proxy: str) -> dict[str, str]:
+    account = {"email": "uploader@example.org", "userName": "uploader"}
+    password = "a long enough passphrase 7"
+    registered = requests.post(
+        f"{proxy}/api/auth/register", json={**account, "password": password}, timeout=10
+    )
+    assert registered.status_code == 200, registered.text
+    login = requests.post(
+        f"{proxy}/api/auth/login?useCookies=false&useSessionCookies=false",
+        json={"email": account["email"], "password": password},
+        timeout=10,
+    )
+    assert login.status_code == 200, login.text
+    return {"Authorization": f"Bearer {login.json()['accessToken']}"}
+
+
+def test_an_image_upload_goes_to_the_uploads_pool_and_its_list_to_the_app(proxy, served):
+    headers = signed_in(proxy)
+    note = requests.post(
+        f"{proxy}/api/notes/mine",
+        json={"title": "Pictured", "latitude": 52.5, "longitude": 13.4, "visibility": "Public"},
+        headers=headers,
+        timeout=10,
+    )
+    assert note.status_code in {200, 201}, note.text
+    assert served_by(served, note) == "app"
+    path = f"/api/images/notes/{note.json()['noteId']}"
+    uploaded = requests.post(
+        f"{proxy}{path}",
+        files={"file": ("photo.jpg", small_jpeg(), "image/jpeg")},
+        headers=headers,
+        timeout=30,
+    )
+    assert uploaded.status_code in {200, 201}, uploaded.text
+    assert served_by(served, uploaded) == "uploads"
+    # The same path's GET (the note's images) is the app's, and sees the upload.
+    listed = requests.get(f"{proxy}{path}", headers=headers, timeout=10)
+    assert listed.status_code == 200
+    assert served_by(served, listed) == "app"
+    image_id = uploaded.json()["image"]["contentImageId"]
+    assert image_id in listed.text
+    variant = requests.get(f"{proxy}/api/images/{image_id}/small", headers=headers, timeout=10)
+    assert variant.status_code == 200
+    assert served_by(served, variant) == "app"
+
+
+def upload_paths(app: Flask) -> list[str]:
+    """Every route that takes an image body: the API's image POSTs and the find form."""
+    paths = []
+    for rule in app.url_map.iter_rules():
+        if "POST" in (rule.methods or set()) and (
+            rule.rule.startswith("/api/images/") or rule.endpoint == "pages.post_find"
+        ):
+            path = re.sub(r"<uuid:[a-z_]+>", NOTE, rule.rule)
+            paths.append(re.sub(r"<string\(length=2\):lang>", "en", path))
+    return sorted(paths)
+
+
+def test_every_image_upload_route_is_sent_to_the_uploads_pool(app, proxy, served):
+    paths = upload_paths(app)
+    assert FIND_FORM in paths
+    assert len([path for path in paths if path.startswith("/api/images/")]) == 7
+    for path in paths:
+        assert "<" not in path, path
+        response = requests.post(
+            f"{proxy}{path}", files={"file": ("photo.jpg", b"not read", "image/jpeg")}, timeout=10
+        )
+        assert response.status_code < 500, (path, response.status_code)
+        assert served_by(served, response) == "uploads", path
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", f"/api/images/notes/{NOTE}"),
+        ("GET", f"/api/images/journey-stops/{NOTE}"),
+        ("GET", f"/api/images/profiles/{NOTE}"),
+        ("GET", f"/api/images/{NOTE}/small"),
+        ("DELETE", f"/api/images/{NOTE}"),
+        ("GET", FIND_FORM),
+        ("GET", f"/en/trackables/active/{NOTE}"),
+        ("POST", f"/en/trackables/active/{NOTE}/activate"),
+        ("POST", f"/api/images/notes/{NOTE}/extra"),
+        ("POST", "/api/notes/mine/gpx"),  # a file upload, but no image to resize
+        ("POST", "/api/notes/mine"),
+        ("GET", "/healthz"),
+    ],
+)
+def test_everything_else_goes_to_the_app_pool(proxy, served, method, path):
+    response = requests.request(method, f"{proxy}{path}", timeout=10)
+    assert response.status_code < 500, response.status_code
+    assert served_by(served, response) == "app"
+
+
+def test_uploads_fall_back_to_the_app_pool_when_theirs_does_not_answer(
+    proxy_without_uploads, served
+):
+    response = requests.post(
+        f"{proxy_without_uploads}/api/images/notes/{NOTE}",
+        files={"file": ("photo.jpg", b"not read", "image/jpeg")},
+        timeout=10,
+    )
+    assert response.status_code < 500, response.status_code
+    assert served_by(served, response) == "app"
