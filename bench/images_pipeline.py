@@ -29,32 +29,36 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = {"large": 1024, "medium": 612, "small": 306}
 
 
-def make_inputs(directory: Path) -> dict[str, Path]:
+def picture(width: int, height: int) -> Any:
+    """A photo-like picture (a PIL image): gradients, soft shapes, sensor-like grain, so
+    that it compresses like a photo (bench/mixed_load.py uploads them too)."""
     from PIL import Image, ImageDraw, ImageFilter
+
+    sky = Image.linear_gradient("L").resize((width, height))
+    red = sky.point(lambda v: 90 + v // 2)
+    green = Image.radial_gradient("L").resize((width, height)).point(lambda v: 60 + v // 3)
+    blue = sky.transpose(Image.Transpose.FLIP_TOP_BOTTOM).point(lambda v: 120 + v // 3)
+    image = Image.merge("RGB", (red, green, blue))
+    draw = ImageDraw.Draw(image)
+    for index in range(60):  # soft "objects"
+        x, y = (index * 7919) % width, (index * 104729) % height
+        r = 40 + (index * 37) % 300
+        draw.ellipse((x - r, y - r, x + r, y + r), fill=((index * 53) % 255, 120, 90))
+    image = image.filter(ImageFilter.GaussianBlur(3))
+    grain = Image.effect_noise((width, height), 24).convert("RGB")
+    return Image.blend(image, grain, 0.12)  # sensor-like grain: real entropy
+
+
+def make_inputs(directory: Path) -> dict[str, Path]:
     from pillow_heif import register_heif_opener
 
     register_heif_opener()
-
-    def picture(width: int, height: int) -> Image.Image:
-        sky = Image.linear_gradient("L").resize((width, height))
-        red = sky.point(lambda v: 90 + v // 2)
-        green = Image.radial_gradient("L").resize((width, height)).point(lambda v: 60 + v // 3)
-        blue = sky.transpose(Image.Transpose.FLIP_TOP_BOTTOM).point(lambda v: 120 + v // 3)
-        image = Image.merge("RGB", (red, green, blue))
-        draw = ImageDraw.Draw(image)
-        for index in range(60):  # soft "objects"
-            x, y = (index * 7919) % width, (index * 104729) % height
-            r = 40 + (index * 37) % 300
-            draw.ellipse((x - r, y - r, x + r, y + r), fill=((index * 53) % 255, 120, 90))
-        image = image.filter(ImageFilter.GaussianBlur(3))
-        grain = Image.effect_noise((width, height), 24).convert("RGB")
-        return Image.blend(image, grain, 0.12)  # sensor-like grain: real entropy
-
     jpeg, heic = directory / "photo-12mp.jpg", directory / "photo-4032x3024.heic"
     picture(4000, 3000).save(jpeg, "JPEG", quality=90)
     picture(4032, 3024).save(heic, "HEIF", quality=85)
