@@ -38,7 +38,7 @@ SIZES = {"large": 1024, "medium": 612, "small": 306}
 def photo_like(width: int, height: int) -> Any:
     """A photo-like picture (a PIL image): gradients, soft shapes, sensor-like grain, so
     that decoding and encoding it cost what a real photo's do (bench/uploads_under_load.py
-    uploads it too)."""
+    and bench/mixed_load.py upload it too)."""
     from PIL import Image, ImageDraw, ImageFilter
 
     sky = Image.linear_gradient("L").resize((width, height))

@@ -106,13 +106,15 @@ def seed(url: str, *, notes: int, users: int, texts: Texts | None = None) -> Non
         existing = cursor.fetchone()[0]
     if existing >= notes:
         print(f"seed: {existing:,} notes already there")
+        stamp_seeded_rows(connection)  # a seed made before notes carried their stamp
+        connection.close()
         return
     started = time.perf_counter()
     rng = random.Random(20261122)
     user_ids = seed_users(connection, users, rng)
     category_ids = seed_categories(connection, user_ids)
     copy_rows(connection, "notes", note_rows(rng, notes, user_ids, category_ids, texts))
-    connection.commit()
+    stamp_seeded_rows(connection)
     # A live table is vacuumed by autovacuum: its visibility map lets index-only scans
     # skip the heap. Right after COPY it is empty, so vacuum now, as autovacuum would.
     connection.autocommit = True
@@ -120,6 +122,33 @@ def seed(url: str, *, notes: int, users: int, texts: Texts | None = None) -> Non
         cursor.execute("VACUUM (ANALYZE)")
     connection.close()
     print(f"seed: {notes:,} notes in {time.perf_counter() - started:.0f} s")
+
+
+def stamp_seeded_rows(connection: object) -> None:
+    """Seeded rows carry the sync change clock's stamp, as the migration that added the
+    clock stamped existing rows (`sync_utc` = `updated_utc`), and the clock is moved up to
+    the newest of them. A row left NULL is one "its commit has yet to stamp": a sync pull
+    from a `lastSyncUtc` never sends it, and the next write's commit would stamp every
+    such row in one UPDATE (a million, here) while holding the clock's lock. Rows already
+    stamped are left as they are, so this is a no-op on a seed made with the stamps."""
+    with connection.cursor() as cursor:  # type: ignore[attr-defined]
+        stamped = 0
+        for table in ("notes", "categories"):
+            cursor.execute(
+                f"UPDATE {table} SET sync_utc = updated_utc WHERE sync_utc IS NULL"  # noqa: S608
+            )
+            stamped += cursor.rowcount
+        cursor.execute(
+            "INSERT INTO sync_clock (id, last_utc) "
+            "SELECT 1, coalesce(max(newest), now()) FROM ("
+            " SELECT max(sync_utc) AS newest FROM notes"
+            " UNION ALL SELECT max(sync_utc) FROM categories) AS stamps "
+            "ON CONFLICT (id) DO UPDATE SET last_utc = greatest(sync_clock.last_utc, "
+            "excluded.last_utc)"
+        )
+    connection.commit()  # type: ignore[attr-defined]
+    if stamped:
+        print(f"seed: {stamped:,} unstamped seeded rows given their sync stamp")
 
 
 def table_columns(connection: object, table: str) -> dict[str, bool]:
@@ -240,6 +269,7 @@ def seed_categories(connection: object, user_ids: list[str]) -> dict[tuple[str, 
                     "is_deleted": False,
                     "created_utc": now,
                     "updated_utc": now,
+                    "sync_utc": now,  # the change clock's stamp (stamp_seeded_rows)
                 }
 
     copy_rows(connection, "categories", rows())
@@ -298,9 +328,7 @@ def note_rows(
             "created_utc": activity,
             "updated_utc": activity,
             "last_activity_utc": activity,
-            # Stamped by the sync clock, as every committed note is (a NULL here would be
-            # stamped by the first write's commit: every seeded note in one UPDATE).
-            "sync_utc": activity,
+            "sync_utc": activity,  # the change clock's stamp (stamp_seeded_rows)
         }
 
 
