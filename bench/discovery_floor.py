@@ -105,6 +105,10 @@ def gunicorn(workers: int, app: str, *options: str) -> list[str]:
         sys.executable,
         "-m",
         "gunicorn",
+        # Not ./gunicorn.conf.py, which gunicorn reads from the working directory unless
+        # told otherwise: the floors run with gunicorn's own defaults plus what is below.
+        "--config",
+        "/dev/null",
         "--bind",
         "127.0.0.1:" + "{port}",
         "--workers",
