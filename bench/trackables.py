@@ -14,8 +14,12 @@
    TRUSTED_PROXIES=127.0.0.1 so each lookup can come from an address of its own
    (X-Forwarded-For, from the 198.18.0.0/15 benchmarking range), and SECRET_GUESS_LIMIT
    and SECRET_GUESS_NETWORK_LIMIT raised as a safeguard: a client over the guess budget
-   would measure the 429 path (the addresses share a few /24s); and
-   TRACKABLES_PER_USER_PER_HOUR raised: every group is created by one account.
+   would measure the 429 path (the addresses share a few /24s);
+   TRACKABLES_PER_USER_PER_HOUR raised: every group is created by one account; and
+   SECRET_GUESS_ALARM_MISSES=0, the miss alarm off in both processes: its count runs
+   only until a process has raised the alarm, so the server (which raises it at once,
+   with the capture's misses in the window) would skip a statement the captured misses
+   sent, and the replay would do more than the API.
 4. Times, request by request in turn with its floors (each side going first in turn):
    - `hit`: POST /api/trackables/lookup with a real secret code, anonymous, from a fresh
      client each time (no cookie: every hit opens a new access session and sets the
@@ -111,6 +115,7 @@ def app_config(url: str, **overrides: Any) -> Any:
             "SECRET_GUESS_LIMIT": GUESS_LIMIT,
             "SECRET_GUESS_NETWORK_LIMIT": GUESS_LIMIT,
             "TRACKABLES_PER_USER_PER_HOUR": CREATION_LIMIT,
+            "SECRET_GUESS_ALARM_MISSES": 0,
             "TRUSTED_PROXIES": ["127.0.0.1"],
             **overrides,
         }
@@ -275,6 +280,7 @@ def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
         "SECRET_GUESS_LIMIT": str(GUESS_LIMIT),
         "SECRET_GUESS_NETWORK_LIMIT": str(GUESS_LIMIT),
         "TRACKABLES_PER_USER_PER_HOUR": str(CREATION_LIMIT),
+        "SECRET_GUESS_ALARM_MISSES": "0",
         "TRUSTED_PROXIES": "127.0.0.1",
     }
     command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"]
