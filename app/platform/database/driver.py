@@ -18,7 +18,7 @@ import psycopg2.errors
 from flask import current_app
 from sqlalchemy import bindparam, inspect, select
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.engine import CursorResult, Dialect, Engine
+from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.orm import (
     Mapper,
     Session,
@@ -153,19 +153,18 @@ def execute_by_driver(
     pending is flushed first (flush when the statement must see it); and objects the
     session holds do not see these writes. Meant for tables the request holds no
     objects of."""
-    engine = session.get_bind()
+    connection = session.connection()
     if (
-        engine.dialect.name != "postgresql"
-        or not isinstance(engine, Engine)
-        or engine.logger.isEnabledFor(logging.INFO)  # SQL logging on: it sees the statement
+        connection.dialect.name != "postgresql"
+        or connection.engine.logger.isEnabledFor(logging.INFO)  # SQL logging sees it
     ):
-        result = cast(CursorResult[Any], session.connection().execute(statement, params))
+        result = connection.execute(statement, params)
         return [tuple(row) for row in result] if result.returns_rows else []
-    plan = _statement_plan(statement, engine.dialect)  # type: ignore[arg-type]
+    plan = _statement_plan(statement, connection.dialect)
     values = plan.compiled.construct_params(params) or {}
     for name, convert in plan.bind:
         values[name] = convert(values[name])
-    driver: Any = session.connection().connection.driver_connection
+    driver: Any = connection.connection.driver_connection
     with driver.cursor() as cursor:
         cursor.execute(plan.compiled.string, values)
         if cursor.description is None:

@@ -65,7 +65,7 @@ class AccessCookie:
         )
 
     def _serializer(self) -> URLSafeTimedSerializer:
-        return URLSafeTimedSerializer(self.secret_key, salt=COOKIE_SALT)
+        return _serializer(self.secret_key)
 
     def sign(self, client_id: str) -> str:
         """The cookie value carrying `client_id`."""
@@ -97,6 +97,12 @@ class AccessCookie:
             "samesite": "Lax",
             "secure": self.secure,
         }
+
+
+@functools.lru_cache(maxsize=4)
+def _serializer(secret_key: str) -> URLSafeTimedSerializer:
+    """The cookie's serializer for a key, made once (it keeps no state between uses)."""
+    return URLSafeTimedSerializer(secret_key, salt=COOKIE_SALT)
 
 
 def new_client_id() -> str:
