@@ -18,7 +18,7 @@ import psycopg2.errors
 from flask import current_app
 from sqlalchemy import bindparam, inspect, select
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.engine import Dialect, Engine
+from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.orm import (
     Mapper,
     Session,
@@ -153,7 +153,7 @@ def execute_by_driver(
     pending is flushed first (flush when the statement must see it); and objects the
     session holds do not see these writes. Meant for tables the request holds no
     objects of."""
-    connection = session.connection()
+    connection = _connection(session)
     if (
         connection.dialect.name != "postgresql"
         or connection.engine.logger.isEnabledFor(logging.INFO)  # SQL logging sees it
@@ -174,6 +174,22 @@ def execute_by_driver(
     if conversions:
         rows = [_converted(row, conversions) for row in rows]
     return rows
+
+
+HELD = "driver.connection"  # session.info: (the transaction, its connection)
+
+
+def _connection(session: Session | scoped_session[Any]) -> Connection:
+    """`session.connection()`, asked of the session once per transaction: the lookup's
+    statements run one after another on the same one."""
+    current: Session = session() if isinstance(session, scoped_session) else session
+    held = current.info.get(HELD)
+    transaction = current.get_transaction()
+    if held is not None and transaction is not None and held[0] is transaction:
+        return cast(Connection, held[1])
+    connection = current.connection()
+    current.info[HELD] = (current.get_transaction(), connection)
+    return connection
 
 
 Conversions = tuple[tuple[int, Callable[[Any], Any]], ...]  # (column index, processor)
