@@ -23,14 +23,12 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from notes_discovery import copy_rows, ensure_database, percentile, seed_users
+from notes_discovery import copy_rows, ensure_database, percentile, plain_driver, seed_users
 
 SERVER = "postgresql://postgres@127.0.0.1:5432"
 DATABASE = "bench_events"
@@ -44,20 +42,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--watchers", type=int, default=10_000)
     parser.add_argument("--reseed", action="store_true", help="drop and seed the database")
     return parser.parse_args()
-
-
-@contextmanager
-def plain_driver() -> Iterator[None]:
-    """psycopg2 without the app's wait callback (app.platform.database.guard installs it
-    for the whole process): COPY needs it off, and the floor runs no project code."""
-    import psycopg2.extensions
-
-    callback = psycopg2.extensions.get_wait_callback()
-    psycopg2.extensions.set_wait_callback(None)
-    try:
-        yield
-    finally:
-        psycopg2.extensions.set_wait_callback(callback)
 
 
 def make_app(url: str) -> Any:

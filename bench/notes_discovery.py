@@ -32,6 +32,7 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -160,6 +161,21 @@ def table_columns(connection: object, table: str) -> dict[str, bool]:
             (table,),
         )
         return dict(cursor.fetchall())
+
+
+@contextmanager
+def plain_driver() -> Iterator[None]:
+    """psycopg2 without the app's wait callback (app.platform.database.guard installs it
+    for the whole process once an app is made): COPY needs it off, and a floor runs no
+    project code."""
+    import psycopg2.extensions
+
+    callback = psycopg2.extensions.get_wait_callback()
+    psycopg2.extensions.set_wait_callback(None)
+    try:
+        yield
+    finally:
+        psycopg2.extensions.set_wait_callback(callback)
 
 
 def copy_rows(connection: object, table: str, rows: Iterator[dict[str, object]]) -> None:

@@ -14,7 +14,12 @@
    TRUSTED_PROXIES=127.0.0.1 so each lookup can come from an address of its own
    (X-Forwarded-For, from the 198.18.0.0/15 benchmarking range), and SECRET_GUESS_LIMIT
    and SECRET_GUESS_NETWORK_LIMIT raised as a safeguard: a client over the guess budget
-   would measure the 429 path (the addresses share a few /24s).
+   would measure the 429 path (the addresses share a few /24s);
+   TRACKABLES_PER_USER_PER_HOUR raised: every group is created by one account; and
+   SECRET_GUESS_ALARM_MISSES=0, the miss alarm off in both processes: its count runs
+   only until a process has raised the alarm, so the server (which raises it at once,
+   with the capture's misses in the window) would skip a statement the captured misses
+   sent, and the replay would do more than the API.
 4. Times, request by request in turn with its floors (each side going first in turn):
    - `hit`: POST /api/trackables/lookup with a real secret code, anonymous, from a fresh
      client each time (no cookie: every hit opens a new access session and sets the
@@ -57,7 +62,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from notes_discovery import copy_rows, ensure_database, percentile, receive, seed_users
+from notes_discovery import (
+    copy_rows,
+    ensure_database,
+    percentile,
+    plain_driver,
+    receive,
+    seed_users,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -67,6 +79,7 @@ SAMPLE_SECRETS = 20_000
 GROUP_SIZE = 10  # seeded groups; created groups have --group-size items
 BENCH_RANGE = ipaddress.ip_network("198.18.0.0/15")  # RFC 2544: for benchmarks
 GUESS_LIMIT = 1_000_000
+CREATION_LIMIT = 1_000_000  # trackables per account per hour: the groups are one account's
 CAPTURED_GROUPS = 10  # group creations captured in-process, replayed in turn
 TARGETS = {"hit": 2.0, "miss": 2.0, "group": 2.0}  # API p50 / bare p50 (group: / plain)
 
@@ -81,6 +94,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--group-requests", type=int, default=50)
     parser.add_argument("--group-size", type=int, default=100)
     parser.add_argument("--reseed", action="store_true")
+    parser.add_argument("--port", type=int, default=0, help="the server's port (0: a free one)")
+    parser.add_argument(
+        "--scenarios", default="hit,miss,group", help="comma-separated: hit, miss, group"
+    )
     return parser.parse_args()
 
 
@@ -97,6 +114,8 @@ def app_config(url: str, **overrides: Any) -> Any:
             "RATELIMIT_ENABLED": False,
             "SECRET_GUESS_LIMIT": GUESS_LIMIT,
             "SECRET_GUESS_NETWORK_LIMIT": GUESS_LIMIT,
+            "TRACKABLES_PER_USER_PER_HOUR": CREATION_LIMIT,
+            "SECRET_GUESS_ALARM_MISSES": 0,
             "TRUSTED_PROXIES": ["127.0.0.1"],
             **overrides,
         }
@@ -112,7 +131,7 @@ def code_settings(app: Any) -> Any:
 # --- seeding -----------------------------------------------------------------------------
 
 
-def seed(url: str, *, trackables: int, users: int) -> None:
+def seed(url: str, settings: Any, *, trackables: int, users: int) -> None:
     import psycopg2
 
     connection = psycopg2.connect(url)
@@ -129,7 +148,6 @@ def seed(url: str, *, trackables: int, users: int) -> None:
         raise SystemExit(f"{existing:,} trackables but no complete seed: run with --reseed")
     started = time.perf_counter()
     rng = random.Random(20261123)
-    settings = code_settings(app_config(url))
     user_ids = seed_users(connection, users, rng, prefix="trackbench")
     group_ids = seed_groups(connection, trackables // 5 // GROUP_SIZE, user_ids, rng)
     items, code_rows, plain = trackable_rows(rng, settings, trackables, user_ids, group_ids)
@@ -261,6 +279,8 @@ def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
         "RATELIMIT_ENABLED": "false",
         "SECRET_GUESS_LIMIT": str(GUESS_LIMIT),
         "SECRET_GUESS_NETWORK_LIMIT": str(GUESS_LIMIT),
+        "TRACKABLES_PER_USER_PER_HOUR": str(CREATION_LIMIT),
+        "SECRET_GUESS_ALARM_MISSES": "0",
         "TRUSTED_PROXIES": "127.0.0.1",
     }
     command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"]
@@ -564,7 +584,8 @@ def lookup_scenario(
         "bare": lambda number: replay(connection, statements[number]),
         "http": lambda number: send(port, health, 200)[0],
     }
-    results = interleaved(sides, count)
+    with plain_driver():  # the floors are plain psycopg2, as a plain client runs it
+        results = interleaved(sides, count)
     connection.close()
     wrong = [body for body in bodies if orjson.loads(body)["found"] is not found]
     if wrong:
@@ -639,7 +660,8 @@ def group_scenario(
             connection, settings, base_url, user_id, f"Bench {tag} plain {number}", size
         ),
     }
-    results = interleaved(sides, count)
+    with plain_driver():  # the floors are plain psycopg2, as a plain client runs it
+        results = interleaved(sides, count)
     connection.close()
     return results, meta(statements, capture.timings[1:])
 
@@ -708,25 +730,30 @@ def summary(values: list[float]) -> tuple[float, float]:
 def main() -> None:
     args = parse_args()
     url = ensure_database(args.server, args.database, reseed=args.reseed)
-    seed(url, trackables=args.trackables, users=args.users)
     settings = code_settings(app_config(url))
+    with plain_driver():  # COPY needs the app's wait callback off
+        seed(url, settings, trackables=args.trackables, users=args.users)
     hits, misses = lookup_codes(url, settings, args.requests + WARMUP)
     tag = secrets.token_hex(4)
     started = datetime.now(UTC)
-    port = free_port()
+    port = args.port or free_port()
     server = start_server(url, port)
     addresses = Addresses()
     results: dict[str, tuple[dict[str, list[float]], dict[str, float]]] = {}
     try:
-        results["hit"] = lookup_scenario(
-            url, port, hits, found=True, count=args.requests, addresses=addresses
-        )
-        results["miss"] = lookup_scenario(
-            url, port, misses, found=False, count=args.requests, addresses=addresses
-        )
-        results["group"] = group_scenario(
-            url, port, count=args.group_requests, size=args.group_size, tag=tag
-        )
+        scenarios = args.scenarios.split(",")
+        if "hit" in scenarios:
+            results["hit"] = lookup_scenario(
+                url, port, hits, found=True, count=args.requests, addresses=addresses
+            )
+        if "miss" in scenarios:
+            results["miss"] = lookup_scenario(
+                url, port, misses, found=False, count=args.requests, addresses=addresses
+            )
+        if "group" in scenarios:
+            results["group"] = group_scenario(
+                url, port, count=args.group_requests, size=args.group_size, tag=tag
+            )
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)

@@ -1,13 +1,15 @@
-"""Reads through psycopg2 below the ORM, for the hot paths that measured it worth it: a
-connection of its own in autocommit, statements prepared once per connection, and the
-token's account read by key (app.platform.fast, `driver_reads`)."""
+"""Statements through psycopg2 below the ORM, for the hot paths that measured it worth
+it: a connection of its own in autocommit, statements prepared once per connection, the
+token's account read by key (app.platform.fast, `driver_reads`), and statements compiled
+once run in the request's transaction (`execute_by_driver`, the trackable lookup's)."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -16,15 +18,17 @@ import psycopg2.errors
 from flask import current_app
 from sqlalchemy import bindparam, inspect, select
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.engine import Dialect, Engine
+from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.orm import (
     Mapper,
     Session,
     make_transient_to_detached,
+    scoped_session,
 )
 from sqlalchemy.orm.util import identity_key
-from sqlalchemy.sql import Select
-from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql import ClauseElement, ColumnElement, Executable, Select
+from sqlalchemy.sql.compiler import Compiled, SQLCompiler
+from sqlalchemy.types import TypeEngine
 
 from app.platform import fast
 
@@ -127,6 +131,165 @@ def prepared_statements_on(config: Mapping[str, Any]) -> bool:
 T = TypeVar("T")
 
 
+def execute_by_driver(
+    session: Session | scoped_session[Any], statement: Executable, params: Mapping[str, Any]
+) -> list[tuple[Any, ...]]:
+    """`session.execute(statement, params)` as a list of plain rows (none for a write
+    without RETURNING), in the session's transaction, in one driver call on PostgreSQL.
+
+    For the few statements of a hot path (the trackable lookup and the budgets it
+    spends), each built once with its values in bound parameters of simple names: on
+    PostgreSQL its SQL is compiled once, the values are converted by their columns' own
+    types and sent through psycopg2 on the session's connection, and the rows converted
+    back the same way. SQLAlchemy's execution (cache key, execution context, result
+    objects), and the ORM's on top of it, cost a lookup more than its round trips
+    (bench/README.md, "Lookup at its floor"). Elsewhere (SQLite), and while the engine
+    logs its SQL (SQLALCHEMY_ECHO, or the `sqlalchemy.engine` logger at INFO), it is the
+    same statement executed on the session's connection. Below SQLAlchemy, statement
+    events do not see it: tracing shows no span for it (as for `get_by_driver` and
+    discovery's reads).
+
+    Below the ORM either way: rows, not instances (`loaded` makes one of a row); nothing
+    pending is flushed first (flush when the statement must see it); and objects the
+    session holds do not see these writes. Meant for tables the request holds no
+    objects of."""
+    connection = _connection(session)
+    if (
+        connection.dialect.name != "postgresql"
+        or connection.engine.logger.isEnabledFor(logging.INFO)  # SQL logging sees it
+    ):
+        result = connection.execute(statement, params)
+        return [tuple(row) for row in result] if result.returns_rows else []
+    plan = _statement_plan(statement, connection.dialect)
+    values = plan.compiled.construct_params(params) or {}
+    for name, convert in plan.bind:
+        values[name] = convert(values[name])
+    driver: Any = connection.connection.driver_connection
+    with driver.cursor() as cursor:
+        cursor.execute(plan.compiled.string, values)
+        if cursor.description is None:
+            return []
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
+        conversions = plan.conversions(cursor.description)
+    if conversions:
+        rows = [_converted(row, conversions) for row in rows]
+    return rows
+
+
+HELD = "driver.connection"  # session.info: (the transaction, its connection)
+
+
+def _connection(session: Session | scoped_session[Any]) -> Connection:
+    """`session.connection()`, asked of the session once per transaction: the lookup's
+    statements run one after another on the same one."""
+    current: Session = session() if isinstance(session, scoped_session) else session
+    held = current.info.get(HELD)
+    transaction = current.get_transaction()
+    if held is not None and transaction is not None and held[0] is transaction:
+        return cast(Connection, held[1])
+    connection = current.connection()
+    current.info[HELD] = (current.get_transaction(), connection)
+    return connection
+
+
+Conversions = tuple[tuple[int, Callable[[Any], Any]], ...]  # (column index, processor)
+
+
+def _converted(row: tuple[Any, ...], conversions: Conversions) -> tuple[Any, ...]:
+    values = list(row)
+    for index, processor in conversions:
+        values[index] = processor(values[index])
+    return tuple(values)
+
+
+class _StatementPlan:
+    """A statement compiled for one dialect, the conversions of its bound values, and
+    those of its columns (made on its first answer: some depend on the type the
+    database names for a column)."""
+
+    def __init__(self, statement: Executable, dialect: Dialect) -> None:
+        self.compiled: Compiled = cast(ClauseElement, statement).compile(dialect=dialect)
+        self.bind = tuple(
+            (name, processor)
+            for name, parameter in cast(SQLCompiler, self.compiled).binds.items()
+            if (processor := _processor(parameter.type, dialect, "bind")) is not None
+        )
+        self.dialect = dialect
+        self.columns: tuple[Any, ...] = tuple(cast(Any, statement).exported_columns)
+        self._conversions: Conversions | None = None
+
+    def conversions(self, description: Sequence[Any]) -> Conversions:
+        if self._conversions is None:
+            self._conversions = tuple(
+                (index, processor)
+                for index, (column, described) in enumerate(
+                    zip(self.columns, description, strict=True)
+                )
+                if (processor := _processor(column.type, self.dialect, "result", described[1]))
+                is not None
+            )
+        return self._conversions
+
+
+@functools.lru_cache(maxsize=128)
+def _statement_plan(statement: Executable, dialect: Dialect) -> _StatementPlan:
+    return _StatementPlan(statement, dialect)
+
+
+def _processor(
+    type_: TypeEngine[Any], dialect: Dialect, kind: str, database_type: Any = None
+) -> Callable[[Any], Any] | None:
+    """The conversion SQLAlchemy applies to a value of `type_` on its way to the driver
+    (`bind`) or back (`result`, `database_type` the driver's type code of the column),
+    None when there is none."""
+    implementation = type_.dialect_impl(dialect)
+    if kind == "result":
+        return implementation.result_processor(dialect, database_type)
+    return implementation.bind_processor(dialect)
+
+
+def mapped_columns(model: type) -> tuple[ColumnElement[Any], ...]:
+    """The table columns of `model`'s mapped attributes, in table order: what `loaded`
+    takes a row of."""
+    return _model_plan(model).columns
+
+
+def loaded(session: Session | scoped_session[Any], model: type[T], row: Sequence[Any]) -> T:
+    """The instance of `model` a row of its `mapped_columns` (converted, as
+    `execute_by_driver` returns them) stands for, as the ORM would give it: the one the
+    session already holds for that key, else a new one attached as clean and loaded
+    (changes to it flush as usual)."""
+    plan = _model_plan(cast(type, model))
+    key = identity_key(model, tuple(row[index] for index in plan.key_indexes))
+    held = session.identity_map.get(key)
+    if held is not None:
+        return cast(T, held)
+    instance = model(**dict(zip(plan.names, row, strict=True)))
+    make_transient_to_detached(instance)
+    session.add(instance)
+    return instance
+
+
+@dataclass(frozen=True)
+class _ModelPlan:
+    columns: tuple[ColumnElement[Any], ...]
+    names: tuple[str, ...]  # the mapped attribute of each column
+    key_indexes: tuple[int, ...]  # where the primary key's columns are
+
+
+@functools.lru_cache(maxsize=16)
+def _model_plan(model: type) -> _ModelPlan:
+    mapper: Mapper[Any] = inspect(model)
+    attributes = {prop.columns[0].key: prop.key for prop in mapper.column_attrs}
+    columns = tuple(column for column in mapper.local_table.columns if column.key in attributes)
+    keys = {column.key for column in mapper.primary_key}
+    return _ModelPlan(
+        columns=columns,
+        names=tuple(attributes[column.key] for column in columns),
+        key_indexes=tuple(index for index, column in enumerate(columns) if column.key in keys),
+    )
+
+
 def get_by_driver(session: Session, model: type[T], key: Any) -> T | None:
     """`session.get(model, key)` in one driver call on PostgreSQL: the row is read through
     psycopg2 with a statement compiled once, its values converted by the columns' own
@@ -163,18 +326,14 @@ def get_by_driver(session: Session, model: type[T], key: Any) -> T | None:
             row = cursor.fetchone()
     if row is None:
         return None
-    values = zip(plan.names, plan.convert, row, strict=True)
-    instance = model(**{name: convert(value) for name, convert, value in values})
-    make_transient_to_detached(instance)
-    session.add(instance)
-    return instance
+    values = [convert(value) for convert, value in zip(plan.convert, row, strict=True)]
+    return loaded(session, model, values)
 
 
 @dataclass(frozen=True)
 class _ByKeyPlan:
     sql: str
     prepared: PreparedStatement  # the same read, planned once per connection
-    names: tuple[str, ...]  # the mapped attribute of each selected column
     convert: tuple[Callable[[Any], Any], ...]
     bind: Callable[[Any], Any]
 
@@ -183,26 +342,16 @@ class _ByKeyPlan:
 def _by_key_plan(model: type, dialect: Dialect) -> _ByKeyPlan:
     mapper: Mapper[Any] = inspect(model)
     (primary_key,) = mapper.primary_key
-    attributes = {prop.columns[0].key: prop.key for prop in mapper.column_attrs}
-    columns = [column for column in mapper.local_table.columns if column.key in attributes]
+    columns = mapped_columns(model)
     statement = select(*columns).where(primary_key == bindparam("key"))
     sql = str(statement.compile(dialect=dialect))
-
-    def processor(type_: Any, kind: str) -> Callable[[Any], Any]:
-        implementation = dialect.type_descriptor(type_)
-        found = (
-            implementation.result_processor(dialect, None)
-            if kind == "result"
-            else implementation.bind_processor(dialect)
-        )
-        return found or _unchanged
-
     return _ByKeyPlan(
         sql=sql,
         prepared=prepared(statement, "by_key"),
-        names=tuple(attributes[column.key] for column in columns),
-        convert=tuple(processor(column.type, "result") for column in columns),
-        bind=processor(primary_key.type, "bind"),
+        convert=tuple(
+            _processor(column.type, dialect, "result") or _unchanged for column in columns
+        ),
+        bind=_processor(primary_key.type, dialect, "bind") or _unchanged,
     )
 
 

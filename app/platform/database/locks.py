@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from sqlalchemy import event, inspect, select, text
+from sqlalchemy import BigInteger, bindparam, event, func, inspect, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import (
@@ -16,6 +16,8 @@ from sqlalchemy.orm import (
     scoped_session,
 )
 from sqlalchemy.sql import Select
+
+from app.platform.database.driver import execute_by_driver
 
 T = TypeVar("T")
 
@@ -110,6 +112,10 @@ def savepoints_inside_transactions(engine: Engine) -> None:
         begin_immediate(connection)
 
 
+# A transaction-level advisory lock on a 64-bit key (`lock_for_write`).
+ADVISORY_LOCK = select(func.pg_advisory_xact_lock(bindparam("id", type_=BigInteger)))
+
+
 def lock_for_write(
     session: Session | scoped_session[Any], key: str, *, reread: bool = True
 ) -> None:
@@ -131,13 +137,12 @@ def lock_for_write(
     ids before the call, and load rows again after it). A caller whose decision reads no
     loaded row (a count by a fresh query) passes `reread=False` and keeps them.
     """
-    connection = session.connection()
-    if connection.dialect.name == "sqlite":
-        begin_immediate(connection)
+    if session.get_bind().dialect.name == "sqlite":
+        begin_immediate(session.connection())
     else:
         digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
         lock_id = int.from_bytes(digest, "big", signed=True)
-        connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": lock_id})
+        execute_by_driver(session, ADVISORY_LOCK, {"id": lock_id})
     if reread:
         session.flush()
         session.expire_all()

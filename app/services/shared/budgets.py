@@ -18,13 +18,25 @@ and images uploaded per account per day (images) are budgets.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import (
+    Delete,
+    Insert,
+    Select,
+    Table,
+    and_,
+    bindparam,
+    delete,
+    insert,
+    or_,
+    select,
+)
 
 from app.errors import ApiError
 from app.extensions import db
@@ -32,7 +44,7 @@ from app.hooks import DeletionCounts
 from app.models.base import utcnow
 from app.models.budget import BudgetSpend
 from app.models.user import User
-from app.platform.database import lock_for_write
+from app.platform.database import execute_by_driver, lock_for_write
 
 
 @dataclass(frozen=True)
@@ -94,26 +106,18 @@ def wait_seconds(budget: Budget, subject: str, now: datetime, amount: int = 1) -
 
 def waits(spenders: list[tuple[Budget, str]], now: datetime, amount: int = 1) -> list[int | None]:
     """`wait_seconds` of each (budget, subject), read in one query."""
-    rows = db.session.execute(
-        select(BudgetSpend.budget, BudgetSpend.subject, BudgetSpend.amount, BudgetSpend.spent_utc)
-        .where(
-            or_(
-                *(
-                    and_(
-                        BudgetSpend.budget == budget.name,
-                        BudgetSpend.subject == subject,
-                        BudgetSpend.spent_utc > now - budget.window,
-                    )
-                    for budget, subject in spenders
-                )
-            )
-        )
-        .order_by(BudgetSpend.spent_utc)
-    ).all()
+    params: dict[str, Any] = {}
+    for index, (budget, subject) in enumerate(spenders):
+        params[f"budget_{index}"] = budget.name
+        params[f"subject_{index}"] = subject
+        params[f"since_{index}"] = now - budget.window
+    rows = execute_by_driver(db.session, _spends_within(len(spenders)), params)
     answers: list[int | None] = []
     for budget, subject in spenders:
-        spent = [row for row in rows if (row.budget, row.subject) == (budget.name, subject)]
-        excess = sum(row.amount for row in spent) + amount - budget.limit
+        spent = [
+            (units, at) for name, who, units, at in rows if (name, who) == (budget.name, subject)
+        ]
+        excess = sum(units for units, _ in spent) + amount - budget.limit
         if excess <= 0:
             answers.append(None)
             continue
@@ -121,13 +125,71 @@ def waits(spenders: list[tuple[Budget, str]], now: datetime, amount: int = 1) ->
         # than one spend when the limit was lowered since, or for several units); more
         # units than the whole budget wait a full window, and are refused again.
         freed, frees_up = 0, now + budget.window
-        for row in spent:
-            freed += row.amount
+        for units, at in spent:
+            freed += units
             if freed >= excess:
-                frees_up = row.spent_utc + budget.window
+                frees_up = at + budget.window
                 break
         answers.append(max(1, math.ceil((frees_up - now).total_seconds())))
     return answers
+
+
+# The statements of the budgets, one per number of (budget, subject) pairs, built once:
+# every spend and check runs one of them (app.platform.database.execute_by_driver).
+SPENDS = cast(Table, BudgetSpend.__table__)
+
+
+@functools.cache
+def _spends_within(pairs: int) -> Select[Any]:
+    """The spends of `pairs` (budget, subject) pairs within their windows, oldest first."""
+    return (
+        select(SPENDS.c.budget, SPENDS.c.subject, SPENDS.c.amount, SPENDS.c.spent_utc)
+        .where(
+            or_(
+                *(
+                    and_(
+                        SPENDS.c.budget == bindparam(f"budget_{index}"),
+                        SPENDS.c.subject == bindparam(f"subject_{index}"),
+                        SPENDS.c.spent_utc > bindparam(f"since_{index}"),
+                    )
+                    for index in range(pairs)
+                )
+            )
+        )
+        .order_by(SPENDS.c.spent_utc)
+    )
+
+
+@functools.cache
+def _left_windows(budgets: int) -> Delete:
+    """Delete what left the windows of `budgets` budgets."""
+    return delete(SPENDS).where(
+        or_(
+            *(
+                and_(
+                    SPENDS.c.budget == bindparam(f"budget_{index}"),
+                    SPENDS.c.spent_utc <= bindparam(f"before_{index}"),
+                )
+                for index in range(budgets)
+            )
+        )
+    )
+
+
+@functools.cache
+def _new_spends(pairs: int) -> Insert:
+    """Insert `pairs` spends."""
+    return insert(SPENDS).values(
+        [
+            {
+                "budget": bindparam(f"budget_{index}"),
+                "subject": bindparam(f"subject_{index}"),
+                "amount": bindparam(f"amount_{index}"),
+                "spent_utc": bindparam(f"spent_utc_{index}"),
+            }
+            for index in range(pairs)
+        ]
+    )
 
 
 def check(budget: Budget, subject: str, amount: int = 1, *, now: datetime | None = None) -> None:
@@ -146,25 +208,20 @@ def spend(budget: Budget, subject: str, now: datetime, amount: int = 1) -> None:
 def spend_all(spenders: list[tuple[Budget, str]], now: datetime, amount: int = 1) -> None:
     """Count `amount` units of each (budget, subject), and drop what left those budgets'
     windows (one DELETE, one INSERT)."""
-    budgets = {budget.name: budget for budget, _ in spenders}.values()
-    db.session.execute(
-        delete(BudgetSpend).where(
-            or_(
-                *(
-                    and_(
-                        BudgetSpend.budget == budget.name,
-                        BudgetSpend.spent_utc <= now - budget.window,
-                    )
-                    for budget in budgets
-                )
-            )
-        )
-    )
-    db.session.add_all(
-        BudgetSpend(budget=budget.name, subject=subject, amount=amount, spent_utc=now)
-        for budget, subject in spenders
-    )
-    db.session.flush()
+    budgets = list({budget.name: budget for budget, _ in spenders}.values())
+    pruned: dict[str, Any] = {}
+    for index, budget in enumerate(budgets):
+        pruned[f"budget_{index}"] = budget.name
+        pruned[f"before_{index}"] = now - budget.window
+    execute_by_driver(db.session, _left_windows(len(budgets)), pruned)
+    spent: dict[str, Any] = {}
+    for index, (budget, subject) in enumerate(spenders):
+        spent[f"budget_{index}"] = budget.name
+        spent[f"subject_{index}"] = subject
+        spent[f"amount_{index}"] = amount
+        spent[f"spent_utc_{index}"] = now
+    execute_by_driver(db.session, _new_spends(len(spenders)), spent)
+    db.session.flush()  # what else is pending, as the ORM's insert of the spends did
 
 
 def spend_or_refuse(

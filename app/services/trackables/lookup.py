@@ -17,18 +17,20 @@ Access sessions for secret codes).
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 from urllib.parse import quote
 
-from sqlalchemy import select
+from sqlalchemy import Select, Table, bindparam, select
 from werkzeug.datastructures import LanguageAccept
 
 from app.auth import Viewer
 from app.extensions import db
 from app.models.trackable import CodeKind, Trackable, TrackableCode
+from app.platform.database import execute_by_driver, loaded, mapped_columns
 from app.policies import trackables as policy
 from app.services.trackables import codes
 from app.services.trackables.codes import CodeSettings
@@ -47,21 +49,13 @@ SISTER = "This looks like a secret code of a sister service; enter it on that se
 class LookupResult:
     """What a lookup found; never the code itself."""
 
-    trackable: Trackable | None = None
+    trackable_id: uuid.UUID | None = None
     kind: CodeKind | None = None
     redirect_url: str | None = None
     error: str | None = None
     help_url: str | None = None
     # Why a miss missed: "not_found", or "foreign" / "sister" for another service's code.
     reason: str | None = None
-
-    # Read while the trackable is loaded: after the route's commit it would be expired,
-    # and reading it then costs a SELECT in a transaction of its own.
-    trackable_id: uuid.UUID | None = field(init=False)
-
-    def __post_init__(self) -> None:
-        trackable_id = self.trackable.id if self.trackable is not None else None
-        object.__setattr__(self, "trackable_id", trackable_id)
 
     @property
     def found(self) -> bool:
@@ -76,23 +70,48 @@ class LookupResult:
         return self.kind in (CodeKind.SECRET, CodeKind.QR)
 
 
+# The code lookup: each code row whose hash is one of `count` typed hashes, with its
+# trackable's row (`mapped_columns`, which `loaded` makes an instance of), built once per
+# count and run below the ORM (app.platform.database.execute_by_driver): a lookup is one
+# statement, and a secret match needs no instance at all.
+CODES = cast(Table, TrackableCode.__table__)
+TRACKABLES = cast(Table, Trackable.__table__)
+TRACKABLE_COLUMNS = mapped_columns(Trackable)
+_HASH, _KIND, _ROW = 0, 1, 2  # where a matching row holds what
+_ID = _ROW + [column.key for column in TRACKABLE_COLUMNS].index("id")
+_PUBLIC_CODE = _ROW + [column.key for column in TRACKABLE_COLUMNS].index("public_code")
+
+
+@functools.cache
+def _codes_matching(count: int) -> Select[Any]:
+    return (
+        select(CODES.c.code_hash, CODES.c.kind, *TRACKABLE_COLUMNS)
+        .join_from(CODES, TRACKABLES, TRACKABLES.c.id == CODES.c.trackable_id)
+        .where(CODES.c.code_hash.in_([bindparam(f"hash_{index}") for index in range(count)]))
+    )
+
+
+def _match(settings: CodeSettings, code: str) -> tuple[Any, ...] | None:
+    """The row of the code `code` names and its trackable (see `resolve`), or None."""
+    hashes = codes.typed_hashes(settings, code)
+    if not hashes:
+        return None
+    params = {f"hash_{index}": found for index, found in enumerate(hashes)}
+    rows = execute_by_driver(db.session, _codes_matching(len(hashes)), params)
+    if not rows:
+        return None
+    return min(rows, key=lambda row: hashes.index(row[_HASH]))
+
+
 def resolve(settings: CodeSettings, code: str) -> tuple[Trackable, CodeKind] | None:
     """The trackable `code` names and the kind of code it is, or None. When forms of one
     text match several codes (vanishingly unlikely), the system form its shape suggests
     wins (public or secret), then the other, the bring-your-own secret and the QR token
     (codes.typed_forms' order)."""
-    hashes = codes.typed_hashes(settings, code)
-    if not hashes:
+    row = _match(settings, code)
+    if row is None:
         return None
-    rows = db.session.execute(
-        select(TrackableCode.code_hash, TrackableCode.kind, Trackable)
-        .join(Trackable, Trackable.id == TrackableCode.trackable_id)
-        .where(TrackableCode.code_hash.in_(hashes))
-    ).all()
-    if not rows:
-        return None
-    best = min(rows, key=lambda row: hashes.index(row.code_hash))
-    return best.Trackable, best.kind
+    return loaded(db.session, Trackable, row[_ROW:]), row[_KIND]
 
 
 def find_by_public_code(viewer: Viewer, code: str, settings: CodeSettings) -> Trackable:
@@ -116,12 +135,12 @@ def site_language(accepted: LanguageAccept) -> str:
     return SITE_LANGUAGES[0]
 
 
-def landing_path(lang: str, trackable: Trackable, kind: CodeKind) -> str:
+def landing_path(lang: str, kind: CodeKind, trackable_id: uuid.UUID, public_code: str) -> str:
     """Where the website shows a match: the public page for a public code, the active
     landing for secret access (contract: website routes)."""
     if kind is CodeKind.PUBLIC:
-        return f"/{lang}/trackables/{quote(trackable.public_code, safe='')}"
-    return f"/{lang}/trackables/active/{trackable.id}"
+        return f"/{lang}/trackables/{quote(public_code, safe='')}"
+    return f"/{lang}/trackables/active/{trackable_id}"
 
 
 def lookup_code(
@@ -139,17 +158,18 @@ def lookup_code(
     Raises GuessBudgetExceeded (429) when the client is over its budget."""
     check_budget(guess_client, config)
     settings = CodeSettings.from_config(config)
-    match = resolve(settings, code)
-    if match is not None:
-        trackable, kind = match
+    row = _match(settings, code)
+    if row is not None:
+        kind, trackable_id, public_code = row[_KIND], row[_ID], row[_PUBLIC_CODE]
+        landing = landing_path(lang, kind, trackable_id, public_code)
         if kind is not CodeKind.PUBLIC:
-            open_session(client_key(str(config["SECRET_KEY"]), client_id), trackable)
+            open_session(client_key(str(config["SECRET_KEY"]), client_id), trackable_id)
             if viewer.user is not None:
-                record_unlock(viewer.user, trackable)
-            return LookupResult(trackable, kind, landing_path(lang, trackable, kind))
+                record_unlock(viewer.user, trackable_id)
+            return LookupResult(trackable_id, kind, landing)
         # A public code is no credential: it finds only what the caller may see.
-        if policy.can_view(viewer, trackable):
-            return LookupResult(trackable, kind, landing_path(lang, trackable, kind))
+        if policy.can_view(viewer, loaded(db.session, Trackable, row[_ROW:])):
+            return LookupResult(trackable_id, kind, landing)
     count_miss(guess_client, config)
     return _miss(settings, code, config)
 

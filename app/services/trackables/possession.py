@@ -85,7 +85,7 @@ def _check_code(viewer: Viewer, trackable: Trackable, credential: Credential) ->
     match = resolve(CodeSettings.from_config(config), credential.access_code or "")
     if match is not None and match[0].id == trackable.id and match[1] is not CodeKind.PUBLIC:
         if viewer.user is not None:  # as a lookup would: later devices reopen it
-            record_unlock(viewer.user, trackable)
+            record_unlock(viewer.user, trackable.id)
         return
     # A public code is no credential, and another trackable's secret is not this one's.
     count_miss(credential.guess_client, config)

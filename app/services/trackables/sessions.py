@@ -19,23 +19,25 @@ except the Viewer part `access_session_unlocks`, which runs inside the request.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from flask import current_app, has_request_context, request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
-from sqlalchemy import delete, select
+from sqlalchemy import Insert, Table, bindparam, delete, select
+from sqlalchemy.dialects import postgresql, sqlite
 
 from app.extensions import db
 from app.models.base import utcnow
-from app.models.trackable import Trackable, TrackableAccessSession, TrackableUnlock
+from app.models.trackable import TrackableAccessSession, TrackableUnlock
 from app.models.user import User
-from app.platform.database import insert_ignoring_duplicates
+from app.platform.database import execute_by_driver, insert_ignoring_duplicates
 
 COOKIE_SALT = "trackable-access-session"
 CLIENT_ID_BYTES = 32  # secrets.token_urlsafe(32): 43 characters
@@ -63,7 +65,7 @@ class AccessCookie:
         )
 
     def _serializer(self) -> URLSafeTimedSerializer:
-        return URLSafeTimedSerializer(self.secret_key, salt=COOKIE_SALT)
+        return _serializer(self.secret_key)
 
     def sign(self, client_id: str) -> str:
         """The cookie value carrying `client_id`."""
@@ -97,6 +99,12 @@ class AccessCookie:
         }
 
 
+@functools.lru_cache(maxsize=4)
+def _serializer(secret_key: str) -> URLSafeTimedSerializer:
+    """The cookie's serializer for a key, made once (it keeps no state between uses)."""
+    return URLSafeTimedSerializer(secret_key, salt=COOKIE_SALT)
+
+
 def new_client_id() -> str:
     return secrets.token_urlsafe(CLIENT_ID_BYTES)
 
@@ -107,44 +115,48 @@ def client_key(secret_key: str, client_id: str) -> str:
     return hmac.new(secret_key.encode(), message, hashlib.sha256).hexdigest()
 
 
-def open_session(client: str, trackable: Trackable) -> TrackableAccessSession:
-    """The client's session for `trackable`, opened now or refreshed (`last_used_utc`)."""
+def open_session(client: str, trackable_id: uuid.UUID) -> uuid.UUID:
+    """The id of the client's session for the trackable, opened now or refreshed
+    (`last_used_utc`): one statement, which a concurrent twin cannot make twice."""
     now = utcnow()
-    insert_ignoring_duplicates(
-        db.session,
-        TrackableAccessSession,
-        [TrackableAccessSession.client_key, TrackableAccessSession.trackable_id],
-        [
-            {
-                "id": uuid.uuid4(),
-                "client_key": client,
-                "trackable_id": trackable.id,
-                "status_message": "",
-                "created_utc": now,
-                "last_used_utc": now,
-            }
-        ],
+    params = {
+        "id": uuid.uuid4(),
+        "client_key": client,
+        "trackable_id": trackable_id,
+        "created_utc": now,
+        "last_used_utc": now,
+    }
+    statement = _opening(db.session.get_bind().dialect.name)
+    ((session_id,),) = execute_by_driver(db.session, statement, params)
+    return cast(uuid.UUID, session_id)
+
+
+@functools.cache
+def _opening(dialect: str) -> Insert:
+    """INSERT ... ON CONFLICT DO UPDATE of a session's `last_used_utc`, returning its id."""
+    table = cast(Table, TrackableAccessSession.__table__)
+    insert_into = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = insert_into(table).values(
+        id=bindparam("id"),
+        client_key=bindparam("client_key"),
+        trackable_id=bindparam("trackable_id"),
+        status_message="",
+        created_utc=bindparam("created_utc"),
+        last_used_utc=bindparam("last_used_utc"),
     )
-    session = db.session.scalars(
-        select(TrackableAccessSession)
-        .where(
-            TrackableAccessSession.client_key == client,
-            TrackableAccessSession.trackable_id == trackable.id,
-        )
-        .execution_options(populate_existing=True)
-    ).one()
-    session.last_used_utc = now
-    db.session.flush()
-    return session
+    return statement.on_conflict_do_update(
+        index_elements=[table.c.client_key, table.c.trackable_id],
+        set_={"last_used_utc": statement.excluded.last_used_utc},
+    ).returning(table.c.id)
 
 
-def record_unlock(user: User, trackable: Trackable) -> None:
+def record_unlock(user: User, trackable_id: uuid.UUID) -> None:
     """Link the unlock to the account (idempotent, safe against a concurrent twin)."""
     insert_ignoring_duplicates(
         db.session,
         TrackableUnlock,
         [TrackableUnlock.user_id, TrackableUnlock.trackable_id],
-        [{"user_id": user.id, "trackable_id": trackable.id, "unlocked_utc": utcnow()}],
+        [{"user_id": user.id, "trackable_id": trackable_id, "unlocked_utc": utcnow()}],
     )
 
 
