@@ -15,10 +15,14 @@ class RateLimitsSchema(Schema):
         metadata={"description": "Content reports and error posts, per client address."}
     )
     trackable_labels = fields.String(
-        metadata={"description": "Label sheets (`POST /api/trackables/labels`), per client address."}
+        metadata={
+            "description": "Label sheets (`POST /api/trackables/labels`), per client address."
+        }
     )
     link_verify = fields.String(
-        metadata={"description": "External link checks (`POST /api/external-links/verify`), per client address."}
+        metadata={
+            "description": "Link checks (`POST /api/external-links/verify`), per client address."
+        }
     )
 
 
