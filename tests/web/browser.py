@@ -1,20 +1,25 @@
 """A real headless Chromium for the website tests (Debian's /usr/bin/chromium, driven by
 Playwright; no browser is ever downloaded): where it is, how it is started, and whether
 the tests may skip without it (locally) or must fail (REQUIRE_BROWSER_TESTS=1, as CI sets).
-The fixtures `chromium_path` and `live_server` are in tests/web/conftest.py."""
+Its fixtures (`chromium_path`, `live_server`, `phone`) are imported by tests/web/conftest.py
+and by the other test modules that drive a browser."""
 
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from werkzeug.serving import make_server
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 PHONE = {"width": 390, "height": 844}  # a common phone's CSS viewport
 DESKTOP = {"width": 1280, "height": 900}
+ZURICH = {"latitude": 47.3769, "longitude": 8.5417}
 CHROMIUM_FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -55,3 +60,48 @@ def open_browser(playwright: Any, chromium_path: Path, profile: Path, **options:
         args=CHROMIUM_FLAGS,
         **options,
     )
+
+
+@pytest.fixture(scope="module")
+def chromium_path() -> Path:
+    """Debian's Chromium, or a skip (a failure where REQUIRE_BROWSER_TESTS=1) without it."""
+    require_browser(browser_missing(), os.environ.get("REQUIRE_BROWSER_TESTS") == "1")
+    return CHROMIUM
+
+
+@pytest.fixture
+def live_server(app: Any) -> Iterator[str]:
+    """The app served by a real HTTP server in a thread, on a free port."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+        server.server_close()
+
+
+@pytest.fixture
+def phone(chromium_path: Path, tmp_path: Path) -> Iterator[Any]:
+    """A phone-sized browser context with a fresh profile that shares a faked location."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        context = open_browser(
+            playwright,
+            chromium_path,
+            tmp_path / "profile",
+            viewport=PHONE,
+            device_scale_factor=2,
+            is_mobile=True,
+            has_touch=True,
+            locale="en-GB",
+            geolocation=ZURICH,
+            permissions=["geolocation"],
+        )
+        try:
+            yield context
+        finally:
+            context.close()

@@ -4,21 +4,16 @@ read a page's forms and errors, post a form with its CSRF token."""
 from __future__ import annotations
 
 import html
-import os
 import re
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-from werkzeug.serving import make_server
 
 from app.models.trackable import Trackable, TrackableVisibility
 from app.models.user import User
 from tests.factories import codes_of, make_trackable, make_user
-from tests.web.browser import CHROMIUM, browser_missing, require_browser
+from tests.web.browser import chromium_path, live_server, phone  # noqa: F401 - fixtures
 
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 MUTATION = re.compile(r'name="clientMutationId" value="([^"]+)"')
@@ -97,24 +92,3 @@ def finder(api, trackable) -> Finder:
     found = Finder(api, trackable)
     found.scan()
     return found
-
-
-@pytest.fixture(scope="module")
-def chromium_path() -> Path:
-    """Debian's Chromium, or a skip (a failure where REQUIRE_BROWSER_TESTS=1) without it."""
-    require_browser(browser_missing(), os.environ.get("REQUIRE_BROWSER_TESTS") == "1")
-    return CHROMIUM
-
-
-@pytest.fixture
-def live_server(app) -> Iterator[str]:
-    """The app served by a real HTTP server in a thread, on a free port."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        server.server_close()

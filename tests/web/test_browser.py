@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 import shutil
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,8 +27,6 @@ from tests.factories import codes_of, count_rows, make_trackable, make_user
 from tests.web.accessibility import check_accessibility
 from tests.web.browser import PHONE, SCREENSHOTS, open_browser, require_browser
 
-ZURICH = {"latitude": 47.3769, "longitude": 8.5417}
-
 
 def test_a_missing_browser_skips_locally_and_fails_where_it_is_required():
     require_browser(None, required=True)  # present: runs
@@ -37,30 +34,6 @@ def test_a_missing_browser_skips_locally_and_fails_where_it_is_required():
         require_browser("no Chromium at /usr/bin/chromium", required=False)
     with pytest.raises(pytest.fail.Exception, match="required here"):
         require_browser("no Chromium at /usr/bin/chromium", required=True)
-
-
-@pytest.fixture
-def phone(chromium_path, tmp_path) -> Iterator[Any]:
-    """A phone-sized browser context with a fresh profile that shares a faked location."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = open_browser(
-            playwright,
-            chromium_path,
-            tmp_path / "profile",
-            viewport=PHONE,
-            device_scale_factor=2,
-            is_mobile=True,
-            has_touch=True,
-            locale="en-GB",
-            geolocation=ZURICH,
-            permissions=["geolocation"],
-        )
-        try:
-            yield context
-        finally:
-            context.close()
 
 
 def screenshot(page: Any, name: str) -> None:

@@ -17,7 +17,7 @@ from tests.api.images.conftest import upload
 from tests.api.images.s3 import BUCKET, ENDPOINT, S3_SETTINGS, Refused, check_presigned
 from tests.conftest import assert_problem
 from tests.factories import make_note, make_trackable, make_user
-from tests.web.test_browser import chromium_path, live_server, phone  # noqa: F401 - fixtures
+from tests.web.browser import chromium_path, live_server, phone  # noqa: F401 - fixtures
 
 JPEG_START = b"\xff\xd8\xff"
 
