@@ -1601,7 +1601,7 @@ def main() -> None:
     args = parse_args()
     os.environ["TRACKABLE_CODE_KEY"] = BENCH_CODE_KEY  # `flask db upgrade` checks it too
     url = ensure_database(args.server, args.database, reseed=args.reseed)
-    seed(url, notes=args.notes, users=args.users)
+    seed(url, notes=args.notes, users=args.users, stamps=True)
     seed_trackables(url, args.trackables)
     started_utc = datetime.now(UTC)
     print("making the photos and signing in...")

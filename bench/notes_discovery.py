@@ -98,7 +98,12 @@ Texts = Callable[[int, str], tuple[str, str]]
 """A note's (title, body) by its number and language (bench/search.py varies them)."""
 
 
-def seed(url: str, *, notes: int, users: int, texts: Texts | None = None) -> None:
+def seed(
+    url: str, *, notes: int, users: int, texts: Texts | None = None, stamps: bool = False
+) -> None:
+    """Seed once. `stamps`: a bench that writes or syncs has an older seed's rows stamped
+    (`stamp_seeded_rows`: one UPDATE of every row, long at 10,000,000); the read-only
+    benches leave such a seed as it is."""
     import psycopg2
 
     connection = psycopg2.connect(url)
@@ -107,7 +112,8 @@ def seed(url: str, *, notes: int, users: int, texts: Texts | None = None) -> Non
         existing = cursor.fetchone()[0]
     if existing >= notes:
         print(f"seed: {existing:,} notes already there")
-        stamp_seeded_rows(connection)  # a seed made before notes carried their stamp
+        if stamps:
+            stamp_seeded_rows(connection)  # a seed made before notes carried their stamp
         connection.close()
         return
     started = time.perf_counter()
