@@ -22,8 +22,10 @@ def get(port: int, path: str, token: str | None = None) -> tuple[int, str]:
     request = urllib.request.Request(f"http://127.0.0.1:{port}{path}")
     if token:
         request.add_header("Authorization", f"Bearer {token}")
+    # A request may wait for a replaced worker to boot (the app made again: about a second
+    # of CPU, several on a busy machine); this test counts requests, it does not time them.
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - our test server
+        with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - our test server
             return response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
