@@ -25,9 +25,11 @@ timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 20  # SIGTERM: finish in-flight requests, then exit
 # Each worker is replaced after about this many requests (a jitter apart, so they do not
 # all restart at once): whatever a long-lived process accumulates (a leak in a library,
-# fragmented memory) is bounded. GUNICORN_MAX_REQUESTS=0 keeps workers for good.
-max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "10000"))
-max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "1000"))
+# fragmented memory) is bounded. A new worker makes the app, about 3 s of CPU, so every
+# 10,000 requests it added about 0.3 ms to each (more than a hello-world request costs;
+# bench/README.md, "The cost of a request"). GUNICORN_MAX_REQUESTS=0 keeps workers for good.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "100000"))
+max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "10000"))
 # ACCESS_LOG: `-` (stdout, the default), a file path, or `off` (benchmarks, or a proxy
 # that already logs every request). The error log stays on stdout.
 _access_log = os.environ.get("ACCESS_LOG", "-").strip() or "-"

@@ -170,8 +170,9 @@ def _read_account(user_id: uuid.UUID) -> User | None:
         exclusive = bool(g.get(EXCLUSIVE_ACCOUNT))
         return get_for_write(db.session, User, user_id, exclusive=exclusive)
     # Usually the request's first statement: it need not open the transaction (an
-    # authenticated read that needs nothing else then costs one round trip).
-    return get_by_driver(db.session(), User, user_id)
+    # authenticated read that needs nothing else then costs one round trip), and a read
+    # request changes no account row: its caller is read detached.
+    return get_by_driver(db.session(), User, user_id, attach=False)
 
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

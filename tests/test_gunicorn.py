@@ -249,7 +249,7 @@ def test_recycling_is_a_setting(monkeypatch):
 
     monkeypatch.delenv("GUNICORN_MAX_REQUESTS", raising=False)
     settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
-    assert (settings["max_requests"], settings["max_requests_jitter"]) == (10000, 1000)
+    assert (settings["max_requests"], settings["max_requests_jitter"]) == (100000, 10000)
     monkeypatch.setenv("GUNICORN_MAX_REQUESTS", "0")
     assert runpy.run_path(str(ROOT / "gunicorn.conf.py"))["max_requests"] == 0
 

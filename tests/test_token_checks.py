@@ -49,6 +49,36 @@ def test_a_token_is_verified_once_while_it_is_valid(api, decodes):
     assert len(decodes) == 1
 
 
+@needs_fast_path("jwt_decode_cache")
+def test_a_verified_tokens_header_is_read_once(api, monkeypatch):
+    import jwt as pyjwt
+
+    reads = []
+    read = pyjwt.get_unverified_header
+
+    def counting(token):
+        reads.append(token)
+        return read(token)
+
+    monkeypatch.setattr(pyjwt, "get_unverified_header", counting)
+    client = api.as_user(make_user("ada"))
+    assert client.get(INFO).status_code == 200
+    when_verified = len(reads)
+    for _ in range(3):
+        assert client.get(INFO).status_code == 200
+    assert len(reads) == when_verified  # the kept header since
+
+
+def test_a_token_with_a_changed_header_is_refused_after_the_original_was_kept(api):
+    user = make_user("ada")
+    client = api.as_user(user)
+    assert client.get(INFO).status_code == 200  # verified, its header kept
+    _header, claims, signature = client.token.split(".")
+    other = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IngifQ"  # a kid added
+    response = api.client.get(INFO, headers=bearer(f"{other}.{claims}.{signature}"))
+    assert_problem(response, 401, code="invalid_token")
+
+
 def test_a_remembered_token_is_refused_once_it_expires(app, api, decodes):
     user = make_user("ada")
     token = create_access_token(
@@ -120,6 +150,21 @@ def test_an_account_loaded_by_the_driver_saves_its_changes(app):
     db.session.commit()
     fresh_session()
     assert db.session.get(User, user_id).map_source == "openstreetmap"
+
+
+@needs_fast_path("driver_reads")
+def test_a_read_requests_caller_is_read_in_no_session(app, database_url):
+    if not database_url.startswith("postgresql"):
+        pytest.skip("SQLite reads through the session")
+    user_id = make_user("ada").id
+    fresh_session()
+    user = get_by_driver(db.session(), User, user_id, attach=False)
+    state = inspect(user)
+    assert state.detached
+    assert state.identity == (user_id,)
+    assert user not in db.session
+    assert not db.session().in_transaction()  # nothing for the request's end to roll back
+    assert user.email == "ada@example.com"  # every column loaded
 
 
 def test_a_request_with_a_fresh_session_reads_and_changes_its_account(api):

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from importlib import metadata
 from typing import Any
 
+import flask_jwt_extended.view_decorators as jwt_views
 from flask import Flask
 from flask_jwt_extended import JWTManager
 from flask_jwt_extended.config import config as jwt_config
@@ -27,7 +28,8 @@ from flask_jwt_extended.config import config as jwt_config
 SHORTCUTS: dict[str, tuple[tuple[str, ...], str]] = {
     "jwt_decode_cache": (
         ("flask-jwt-extended",),
-        "a verified access token's claims kept until it expires (overrides a private method)",
+        "a verified access token's claims and header kept until it expires (overrides a "
+        "private method; the header read of flask_jwt_extended.view_decorators)",
     ),
     "limiter_hook": (
         ("flask-limiter",),
@@ -117,6 +119,9 @@ class JWTDecodeCache(JWTManager):
     token three times: claims, header, then with the signature). A token verified once
     with this key decodes to the same claims until it expires, so its claims are kept,
     per process, until then; an expired one is decoded again and refused as before.
+    Its header, which flask-jwt-extended parses again after each decode (PyJWT's
+    unverified header read: base64 and JSON, with a check of every character), is kept
+    beside the claims and handed out only for a token verified here.
     Revocation does not depend on this: every request still compares the token's
     security stamp with the account's (app.auth)."""
 
@@ -125,6 +130,9 @@ class JWTDecodeCache(JWTManager):
     def __init__(self) -> None:
         super().__init__()
         self._verified: dict[tuple[Any, ...], tuple[float, dict[str, Any]]] = {}
+        self._headers: dict[str, dict[str, Any]] = {}
+        if jwt_views.get_unverified_jwt_headers is _library_headers:
+            jwt_views.get_unverified_jwt_headers = self._unverified_headers
 
     def _decode_jwt_from_config(
         self, encoded_token: str, csrf_value: Any = None, allow_expired: bool = False
@@ -138,10 +146,21 @@ class JWTDecodeCache(JWTManager):
         claims = super()._decode_jwt_from_config(encoded_token, csrf_value, allow_expired)
         if len(self._verified) >= self.MAX_ENTRIES:
             self._verified.clear()  # simpler than LRU, and as good for tokens reused in turn
+            self._headers.clear()
         expires = claims.get("exp")
         if isinstance(expires, int | float):  # a token without expiry is not kept
             self._verified[key] = (expires + jwt_config.leeway, dict(claims))
+            self._headers[encoded_token] = _library_headers(encoded_token)
         return claims
+
+    def _unverified_headers(self, encoded_token: str) -> dict[str, Any]:
+        """flask-jwt-extended's header read (right after it decoded the token): the kept
+        header of a token verified here, else the library's own read."""
+        found = self._headers.get(encoded_token) if on("jwt_decode_cache") else None
+        return dict(found) if found is not None else _library_headers(encoded_token)
+
+
+_library_headers = jwt_views.get_unverified_jwt_headers
 
 
 APP_WIDE_LIMIT_SETTINGS = ("RATELIMIT_DEFAULT", "RATELIMIT_APPLICATION", "RATELIMIT_META")

@@ -25,6 +25,7 @@ from sqlalchemy.orm import (
     make_transient_to_detached,
     scoped_session,
 )
+from sqlalchemy.orm.instrumentation import ClassManager
 from sqlalchemy.orm.util import identity_key
 from sqlalchemy.sql import ClauseElement, ColumnElement, Executable, Select
 from sqlalchemy.sql.compiler import Compiled, SQLCompiler
@@ -264,10 +265,22 @@ def loaded(session: Session | scoped_session[Any], model: type[T], row: Sequence
     held = session.identity_map.get(key)
     if held is not None:
         return cast(T, held)
-    instance = model(**dict(zip(plan.names, row, strict=True)))
-    make_transient_to_detached(instance)
+    instance = detached(model, row)
     session.add(instance)
     return instance
+
+
+def detached(model: type[T], row: Sequence[Any]) -> T:
+    """The instance of `model` a row of its `mapped_columns` stands for, detached: every
+    column loaded, in no session."""
+    plan = _model_plan(cast(type, model))
+    # The row's values go straight into the new instance's state, as the ORM's own load
+    # does: the constructor would send each one through its attribute events, recorded
+    # as changes that make_transient_to_detached then commits.
+    instance = plan.manager.new_instance()
+    instance.__dict__.update(zip(plan.names, row, strict=True))
+    make_transient_to_detached(instance)
+    return cast(T, instance)
 
 
 @dataclass(frozen=True)
@@ -275,6 +288,7 @@ class _ModelPlan:
     columns: tuple[ColumnElement[Any], ...]
     names: tuple[str, ...]  # the mapped attribute of each column
     key_indexes: tuple[int, ...]  # where the primary key's columns are
+    manager: ClassManager[Any]  # makes an instance without running its constructor
 
 
 @functools.lru_cache(maxsize=16)
@@ -287,10 +301,11 @@ def _model_plan(model: type) -> _ModelPlan:
         columns=columns,
         names=tuple(attributes[column.key] for column in columns),
         key_indexes=tuple(index for index, column in enumerate(columns) if column.key in keys),
+        manager=mapper.class_manager,
     )
 
 
-def get_by_driver(session: Session, model: type[T], key: Any) -> T | None:
+def get_by_driver(session: Session, model: type[T], key: Any, *, attach: bool = True) -> T | None:
     """`session.get(model, key)` in one driver call on PostgreSQL: the row is read through
     psycopg2 with a statement compiled once, its values converted by the columns' own
     types, and the instance attached to the session as a clean loaded object (changes to
@@ -302,7 +317,12 @@ def get_by_driver(session: Session, model: type[T], key: Any) -> T | None:
     row is read alone (`cursor_alone`): one round trip, and the session holds no
     connection until the request's next statement opens its transaction as usual. Inside
     it, on the session's connection, so it sees what the request flushed. Elsewhere
-    (SQLite), or when the session already holds the instance, it is `session.get`."""
+    (SQLite), or when the session already holds the instance, it is `session.get`.
+
+    `attach=False`, for a read request's caller: a row read alone is handed out detached
+    (every column loaded, in no session), so the session does not begin a transaction
+    that its end of request must roll back. Changes to it are not saved: a request that
+    changes the row reads it for writing (`get_for_write`)."""
     engine = session.get_bind()
     if (
         not fast.on("driver_reads")
@@ -327,6 +347,8 @@ def get_by_driver(session: Session, model: type[T], key: Any) -> T | None:
     if row is None:
         return None
     values = [convert(value) for convert, value in zip(plan.convert, row, strict=True)]
+    if not attach and not session.in_transaction():
+        return detached(model, values)
     return loaded(session, model, values)
 
 

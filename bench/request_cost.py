@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Benchmark: the fixed cost of a request, by plain wrk and by the server's CPU time.
+
+    .venv/bin/python bench/request_cost.py [--rounds 4] [--seconds 10] [--connections 8]
+
+The API (gunicorn.conf.py, 4 sync workers, access log off) and the hello floor
+(bench/hello_app.py under plain gunicorn, 4 sync workers) serve the same two paths:
+`GET /healthz` and an authenticated `GET /api/auth/manage/info` (a bearer token of a
+seeded account). Each round runs plain wrk (one URL, no Lua script: the client stays
+far from saturating two cores) against each server and path in turn, the order
+alternating between rounds. For each run it reads the CPU time the server's processes
+spent (master and workers, from /proc, workers reaped by the master included) and
+PostgreSQL's, and divides by the requests wrk counted.
+
+Printed per round and as medians: requests per second, server CPU ms per request,
+database CPU ms per request, and the API's figures as ratios of hello's. The targets
+(issue 30): the authenticated read at least 0.5 x hello's rate, and at most 2 x hello's
+server CPU per request. A measuring tool, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from discovery_floor import API_PORT, HELLO_PORT, gunicorn, load, sign_in, start, stop  # noqa: E402
+from notes_discovery import ensure_database, seed  # noqa: E402
+
+PATHS = {"healthz": "/healthz", "auth read": "/api/auth/manage/info"}
+TARGET_RATE, TARGET_CPU = 0.5, 2.0
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database", default="bench_request_cost")
+    parser.add_argument("--server", default="postgresql://postgres@127.0.0.1:5432")
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--seconds", type=int, default=10, help="each wrk run")
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=4)
+    return parser.parse_args()
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of `pid` and of its children: the live ones, and (through the parent's
+    cutime and cstime) those it has reaped, such as workers gunicorn replaced."""
+    total = 0.0
+    for process in [pid, *children(pid)]:
+        try:
+            fields = Path(f"/proc/{process}/stat").read_text().rpartition(")")[2].split()
+        except FileNotFoundError:  # gone between the listing and the read
+            continue
+        own = int(fields[11]) + int(fields[12])  # utime, stime
+        reaped = int(fields[13]) + int(fields[14]) if process == pid else 0
+        total += (own + reaped) / TICKS
+    return total
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found.extend(int(child) for child in text)
+    return found
+
+
+def postmaster() -> int:
+    out = subprocess.run(["pgrep", "-o", "-x", "postgres"], capture_output=True, text=True)
+    if not out.stdout.strip():
+        raise SystemExit("no PostgreSQL server process found")
+    return int(out.stdout.split()[0])
+
+
+def wrk(port: int, path: str, connections: int, seconds: int, token: str) -> tuple[float, int]:
+    """Plain wrk on one URL: (requests per second, requests completed)."""
+    command = ["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s"]
+    if token:
+        command += ["-H", f"Authorization: Bearer {token}"]
+    result = subprocess.run(
+        [*command, f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True, check=True
+    )
+    failed = re.search(r"Non-2xx or 3xx responses: (\d+)", result.stdout)
+    errors = re.search(r"Socket errors: .*", result.stdout)
+    if failed or errors:
+        raise SystemExit(f"wrk on {port}{path}: {result.stdout}")
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", result.stdout)
+    count = re.search(r"(\d+) requests in", result.stdout)
+    if not rate or not count:
+        raise SystemExit(f"wrk printed no rate: {result.stdout} {result.stderr}")
+    return float(rate.group(1)), int(count.group(1))
+
+
+def main() -> None:
+    args = parse_args()
+    url = ensure_database(args.server, args.database, reseed=False)
+    seed(url, notes=1000, users=10)  # the accounts sign in as bench0; notes are not read
+    print(f"load average before: {load()}")
+    api_env = {
+        "DATABASE_URL": url,
+        "WEB_CONCURRENCY": str(args.workers),
+        "ACCESS_LOG": "off",
+        "LOG_LEVEL": "WARNING",
+    }
+    api = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"]
+    hello = [
+        part.replace("{port}", str(HELLO_PORT))
+        for part in gunicorn(args.workers, "bench.hello_app:app")
+    ]
+    servers = [start("the API", API_PORT, api, api_env)]
+    servers.append(start("hello", HELLO_PORT, hello, {}))
+    database = postmaster()
+    token = sign_in()
+    runs = [
+        (name, port, label)
+        for label in PATHS
+        for name, port in (("api", API_PORT), ("hello", HELLO_PORT))
+    ]
+    figures: dict[tuple[str, str], list[tuple[float, float, float]]] = {
+        run[::2]: [] for run in runs
+    }
+    try:
+        for port in (API_PORT, HELLO_PORT):  # warm every worker
+            for label, path in PATHS.items():
+                wrk(port, path, args.connections, 2, token)
+        for number in range(args.rounds):
+            order = runs if number % 2 == 0 else runs[::-1]
+            for name, port, label in order:
+                server = servers[0 if name == "api" else 1].pid
+                before = cpu_seconds(server), cpu_seconds(database)
+                rate, count = wrk(port, PATHS[label], args.connections, args.seconds, token)
+                spent = cpu_seconds(server) - before[0], cpu_seconds(database) - before[1]
+                per_request = (spent[0] / count * 1000, spent[1] / count * 1000)
+                figures[(name, label)].append((rate, *per_request))
+                print(
+                    f"round {number + 1} {name:5} {label:9}: {rate:8.1f} req/s, "
+                    f"server {per_request[0]:.3f} ms/req, database {per_request[1]:.3f} ms/req",
+                    flush=True,
+                )
+    finally:
+        stop(servers)
+    print(f"load average after: {load()}")
+    print(f"\nmedians of {args.rounds} rounds, {args.connections} connections, plain wrk:")
+    print(
+        "| path | api req/s | hello req/s | rate x hello | api CPU ms | hello CPU ms | CPU x hello | api db CPU ms |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for label in PATHS:
+        api_figures = [statistics.median(column) for column in zip(*figures[("api", label)])]
+        hello_figures = [statistics.median(column) for column in zip(*figures[("hello", label)])]
+        rate_ratio = api_figures[0] / hello_figures[0]
+        cpu_ratio = api_figures[1] / hello_figures[1]
+        print(
+            f"| {label} | {api_figures[0]:.1f} | {hello_figures[0]:.1f} | {rate_ratio:.2f} | "
+            f"{api_figures[1]:.3f} | {hello_figures[1]:.3f} | {cpu_ratio:.2f} | {api_figures[2]:.3f} |"
+        )
+        if label == "auth read":
+            print(
+                f"auth read: rate {rate_ratio:.2f} x hello (target >= {TARGET_RATE}: "
+                f"{'ok' if rate_ratio >= TARGET_RATE else 'MISSED'}), CPU {cpu_ratio:.2f} x hello "
+                f"(target <= {TARGET_CPU}: {'ok' if cpu_ratio <= TARGET_CPU else 'MISSED'})"
+            )
+
+
+if __name__ == "__main__":
+    main()
