@@ -37,3 +37,36 @@ def test_a_signed_session_cookie_round_trips(database_url, tmp_path):
     client = app.test_client()
     assert client.get("/_session_probe/one").get_data(as_text=True) == ""
     assert client.get("/_session_probe/two").get_data(as_text=True) == "one"
+
+
+def test_the_sync_answer_for_a_hook_is_kept_and_hooks_still_run():
+    app = ServiceApp(__name__)
+    calls = []
+
+    @app.before_request
+    def counted() -> None:
+        calls.append(1)
+
+    @app.get("/")
+    def index() -> str:
+        return "ok"
+
+    assert app.ensure_sync(counted) is counted
+    client = app.test_client()
+    for _ in range(3):
+        assert client.get("/").get_data(as_text=True) == "ok"
+    assert len(calls) == 3
+    assert app._sync_callables[counted] is counted  # asked once, then kept
+
+
+def test_a_coroutine_hook_is_still_refused_or_wrapped_as_flask_does():
+    app = ServiceApp(__name__)
+
+    async def later() -> None:
+        return None
+
+    try:
+        wrapped = app.ensure_sync(later)
+    except RuntimeError:  # Flask without its async extra
+        return
+    assert wrapped is not later

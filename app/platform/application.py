@@ -4,6 +4,9 @@ thing that does not change between requests (bench/README.md, "The cost of a req
 - The session interface built a new signing serializer (which serialises a test value
   to learn its kind) for every request; it is built once per key set (through
   `get_signing_serializer`, the method Flask documents for this).
+- Flask asks `ensure_sync` of every hook and view it runs (about 15 a request here),
+  which inspects the function's code each time to tell a coroutine; the answer is kept
+  per function (`ensure_sync` is the method Flask documents for changing this).
 
 Its request class says which form limit a multipart body broke (werkzeug answers "too
 large" for too many parts and for a big text field alike).
@@ -29,6 +32,7 @@ from app.errors import FormLimitExceeded
 
 log = logging.getLogger(__name__)
 
+SYNC_CALLABLES_KEPT = 4096
 # Where werkzeug checks a multipart text part against the form memory size.
 TEXT_PART_CHECKS = {(MultipartDecoder, "receive_data"), (MultiPartParser, "parse")}
 
@@ -89,6 +93,15 @@ class ServiceApp(Flask):
     # what to undo before (the session's transaction, the cached caller).
     retry_when: Callable[[BaseException], bool] | None = None
     before_retry: Callable[[], None] | None = None
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        known = self.__dict__.setdefault("_sync_callables", {})
+        found = known.get(func)
+        if found is None:
+            found = super().ensure_sync(func)
+            if len(known) < SYNC_CALLABLES_KEPT:  # hooks and views: a fixed set
+                known[func] = found
+        return found
 
     def dispatch_request(self) -> Any:
         try:

@@ -45,6 +45,11 @@ CORS_EXPOSED_HEADERS = (
     "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
 )
 CORS_MAX_AGE_SECONDS = "600"
+ALWAYS = (
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+    ("X-Frame-Options", "DENY"),
+)
 
 
 @functools.cache
@@ -72,30 +77,33 @@ def install_security_headers(
 
     @app.after_request
     def add_security_headers(response: Response) -> Response:
+        # Every response passes here: one look at the headers the route set, then
+        # appends (Headers.setdefault would search the list once per name).
         config = current_app.config
         origins = allowed_origins(config.get("CORS_ALLOWED_ORIGINS", ""))
-        hsts_seconds = int(config.get("HSTS_MAX_AGE_SECONDS", 0))
-        hsts = config.get("ENV_NAME") == "production" and hsts_seconds > 0
         headers = response.headers
-        headers.setdefault("X-Content-Type-Options", "nosniff")
-        headers.setdefault("Referrer-Policy", "no-referrer")
-        headers.setdefault("X-Frame-Options", "DENY")
-        if response.mimetype == "text/html":
-            docs = request.path.startswith("/api/docs")
+        present = {name.lower() for name, _ in headers.items()}
+        for name, value in ALWAYS:
+            if name.lower() not in present:
+                headers.add(name, value)
+        path = request.path
+        if "content-security-policy" not in present and response.mimetype == "text/html":
+            docs = path.startswith("/api/docs")
             policy = DOCS_POLICY if docs else page_policy(image_origins(config))
-            headers.setdefault("Content-Security-Policy", policy)
-        if request.path.startswith(NO_STORE_PREFIXES):
-            headers.setdefault("Cache-Control", "no-store")
-        if hsts:
+            headers.add("Content-Security-Policy", policy)
+        if "cache-control" not in present and path.startswith(NO_STORE_PREFIXES):
+            headers.add("Cache-Control", "no-store")
+        hsts_seconds = int(config.get("HSTS_MAX_AGE_SECONDS", 0))
+        if hsts_seconds > 0 and config.get("ENV_NAME") == "production":
             headers["Strict-Transport-Security"] = f"max-age={hsts_seconds}; includeSubDomains"
-        origin = request.headers.get("Origin", "")
-        if origin and origin.rstrip("/") in origins:
-            headers["Access-Control-Allow-Origin"] = origin
-            headers["Access-Control-Expose-Headers"] = CORS_EXPOSED_HEADERS
-            if request.method == "OPTIONS":
-                headers["Access-Control-Allow-Methods"] = CORS_METHODS
-                headers["Access-Control-Allow-Headers"] = CORS_REQUEST_HEADERS
-                headers["Access-Control-Max-Age"] = CORS_MAX_AGE_SECONDS
         if origins:
+            origin = request.environ.get("HTTP_ORIGIN", "")
+            if origin and origin.rstrip("/") in origins:
+                headers["Access-Control-Allow-Origin"] = origin
+                headers["Access-Control-Expose-Headers"] = CORS_EXPOSED_HEADERS
+                if request.method == "OPTIONS":
+                    headers["Access-Control-Allow-Methods"] = CORS_METHODS
+                    headers["Access-Control-Allow-Headers"] = CORS_REQUEST_HEADERS
+                    headers["Access-Control-Max-Age"] = CORS_MAX_AGE_SECONDS
             headers.add("Vary", "Origin")  # caches keep one answer per origin
         return response
