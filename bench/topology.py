@@ -747,7 +747,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=45.0, help="length of the load")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers per instance")
     parser.add_argument(
-        "--upload-workers", type=int, default=2, help="gunicorn workers of the uploads' instance"
+        "--upload-workers", type=int, default=1, help="gunicorn workers of the uploads' instance"
     )
     parser.add_argument("--keep", action="store_true", help="keep the work directory and database")
     args = parser.parse_args()

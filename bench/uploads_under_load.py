@@ -6,11 +6,12 @@
 1. Creates, migrates and seeds `uploads_bench` on the local PostgreSQL as
    bench/notes_discovery.py does, with 200,000 notes (reused when already there).
 2. Serves the app with gunicorn.conf.py twice: the app's pool (4 sync workers) and the
-   image uploads' pool (2 sync workers, under `nice -n 10` as location-notes-uploads.service
-   runs it), and puts two Debian nginx in front, both with deploy/nginx/app.conf: "one
-   pool", whose `location_notes_uploads` is the app's pool itself (every request on the
-   same 4 workers, as before issue 30), and "split", with deploy/nginx/upstream.conf as
-   shipped (the uploads to their own pool, the app's as its backup).
+   image uploads' pool (1 sync worker, as deploy/ ships it, under `nice -n 10` as
+   location-notes-uploads.service runs it), and puts two Debian nginx in front, both
+   with deploy/nginx/app.conf: "one pool", whose `location_notes_uploads` is the app's
+   pool itself (every request on the same 4 workers, as before issue 30), and "split",
+   with deploy/nginx/upstream.conf as shipped (the uploads to their own pool, the app's
+   as its backup).
 3. Makes a 12-megapixel (4000x3000) photo-like JPEG with Pillow (bench/images_pipeline.py's
    picture: gradients, shapes, sensor grain; quality 90), signs in a seeded account and
    makes a note for each uploading client.
@@ -82,7 +83,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rate", type=float, default=40.0, help="discovery requests a second")
     parser.add_argument("--uploaders", type=int, default=4, help="clients uploading at once")
     parser.add_argument("--workers", type=int, default=4, help="the app's pool")
-    parser.add_argument("--upload-workers", type=int, default=2, help="the uploads' pool")
+    parser.add_argument("--upload-workers", type=int, default=1, help="the uploads' pool")
     parser.add_argument(
         "--one-group",
         action="store_true",

@@ -92,7 +92,7 @@ def test_the_compose_stack_sets_only_settings_the_app_reads():
 def test_the_uploads_instance_is_the_app_with_its_own_pool_and_a_smaller_cpu_share():
     services = compose()["services"]
     uploads, app = services["app-uploads"], services["app1"]
-    assert uploads["environment"] == {**app["environment"], "WEB_CONCURRENCY": "2"}
+    assert uploads["environment"] == {**app["environment"], "WEB_CONCURRENCY": "1"}
     assert uploads.get("command", app.get("command")) == app.get("command")
     assert uploads["cpu_shares"] < app.get("cpu_shares", 1024)
     assert "app-uploads" in services["nginx"]["depends_on"]
