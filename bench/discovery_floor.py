@@ -124,7 +124,8 @@ def gunicorn(workers: int, app: str, *options: str) -> list[str]:
     ]
 
 
-def start_all(url: str, workers: int) -> list[subprocess.Popen]:
+def start_api(url: str, workers: int, port: int = API_PORT) -> subprocess.Popen:
+    """The API as production runs it (gunicorn.conf.py), access log off, on `port`."""
     api_env = {
         "DATABASE_URL": url,
         "WEB_CONCURRENCY": str(workers),
@@ -132,14 +133,23 @@ def start_all(url: str, workers: int) -> list[subprocess.Popen]:
         "LOG_LEVEL": "WARNING",
     }
     api = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"]
-    servers = [start("the API", API_PORT, api, api_env)]
+    return start("the API", port, api, api_env)
+
+
+def start_floor(name: str, port: int, workers: int, app: str, url: str) -> subprocess.Popen:
+    """A floor app (`bench.<module>:app`) under plain gunicorn (`gunicorn`) on `port`."""
+    command = [part.replace("{port}", str(port)) for part in gunicorn(workers, app)]
+    return start(name, port, command, {"DATABASE_URL": url})
+
+
+def start_all(url: str, workers: int) -> list[subprocess.Popen]:
+    servers = [start_api(url, workers)]
     try:
         for name, port, app in (
             ("the floor", FLOOR_PORT, "bench.floor_app:app"),
             ("hello", HELLO_PORT, "bench.hello_app:app"),
         ):
-            command = [part.replace("{port}", str(port)) for part in gunicorn(workers, app)]
-            servers.append(start(name, port, command, {"DATABASE_URL": url}))
+            servers.append(start_floor(name, port, workers, app, url))
     except BaseException:
         stop(servers)
         raise

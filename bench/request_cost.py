@@ -31,7 +31,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from discovery_floor import API_PORT, HELLO_PORT, gunicorn, load, sign_in, start, stop  # noqa: E402
+from discovery_floor import (  # noqa: E402
+    API_PORT,
+    HELLO_PORT,
+    load,
+    sign_in,
+    start_api,
+    start_floor,
+    stop,
+)
 from notes_discovery import ensure_database, seed  # noqa: E402
 
 PATHS = {"healthz": "/healthz", "auth read": "/api/auth/manage/info"}
@@ -104,19 +112,12 @@ def main() -> None:
     url = ensure_database(args.server, args.database, reseed=False)
     seed(url, notes=1000, users=10)  # the accounts sign in as bench0; notes are not read
     print(f"load average before: {load()}")
-    api_env = {
-        "DATABASE_URL": url,
-        "WEB_CONCURRENCY": str(args.workers),
-        "ACCESS_LOG": "off",
-        "LOG_LEVEL": "WARNING",
-    }
-    api = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"]
-    hello = [
-        part.replace("{port}", str(HELLO_PORT))
-        for part in gunicorn(args.workers, "bench.hello_app:app")
-    ]
-    servers = [start("the API", API_PORT, api, api_env)]
-    servers.append(start("hello", HELLO_PORT, hello, {}))
+    servers = [start_api(url, args.workers)]
+    try:
+        servers.append(start_floor("hello", HELLO_PORT, args.workers, "bench.hello_app:app", url))
+    except BaseException:
+        stop(servers)
+        raise
     database = postmaster()
     token = sign_in()
     runs = [

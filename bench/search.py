@@ -38,7 +38,7 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from discovery_floor import fetch, gunicorn, start, stop, time_pair  # noqa: E402
+from discovery_floor import fetch, start_api, start_floor, stop, time_pair  # noqa: E402
 from notes_discovery import REGION, Texts, ensure_database, percentile, seed  # noqa: E402
 
 API_PORT, FLOOR_PORT = 8775, 8776  # not discovery_floor's, which may run beside
@@ -227,21 +227,12 @@ def main() -> None:
     seed_search(url, notes=args.notes, users=args.users)
     paths = scenarios()
     matches = match_counts(url, paths)
-    api_env = {
-        "DATABASE_URL": url,
-        "WEB_CONCURRENCY": str(args.workers),
-        "ACCESS_LOG": "off",
-        "LOG_LEVEL": "WARNING",
-    }
-    api = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"]
-    floor = [
-        part.replace("{port}", str(FLOOR_PORT))
-        for part in gunicorn(args.workers, "bench.search_floor_app:app")
-    ]
     print(f"load average before: {load()}")
-    servers = [start("the API", API_PORT, api, api_env)]
+    servers = [start_api(url, args.workers, API_PORT)]
     try:
-        servers.append(start("the floor", FLOOR_PORT, floor, {"DATABASE_URL": url}))
+        servers.append(
+            start_floor("the floor", FLOOR_PORT, args.workers, "bench.search_floor_app:app", url)
+        )
         compared, sizes = compare(paths)
         print(f"same records, same order, same truncation: {compared} paths")
         timed = {
