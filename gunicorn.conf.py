@@ -27,7 +27,8 @@ graceful_timeout = 20  # SIGTERM: finish in-flight requests, then exit
 # all restart at once): whatever a long-lived process accumulates (a leak in a library,
 # fragmented memory) is bounded. A new worker makes the app, about 3 s of CPU, so every
 # 10,000 requests it added about 0.3 ms to each (more than a hello-world request costs;
-# bench/README.md, "The cost of a request"). GUNICORN_MAX_REQUESTS=0 keeps workers for good.
+# bench/README.md, "The cost of a request (request_cost.py)"). GUNICORN_MAX_REQUESTS=0
+# keeps workers for good.
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "100000"))
 max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "10000"))
 # ACCESS_LOG: `-` (stdout, the default), a file path, or `off` (benchmarks, or a proxy
