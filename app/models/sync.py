@@ -2,11 +2,11 @@
 
 Every note and category carries `sync_utc`, the stamp of the commit that last changed it.
 A change leaves it NULL ("not stamped yet": the column's `onupdate`, and no default), and
-app.services.sync.clock.stamp_changes stamps every NULL row of the committing transaction from
-`sync_clock` just before COMMIT, holding the clock row's lock until then. Stamps are
-therefore handed out in commit order, so a pull that read the clock at V has already seen
-every row stamped at or before V: a write that commits later is stamped later, and the next
-pull (from V) gets it.
+app.services.sync.clock.stamp_changes stamps every NULL row of the tables the committing
+transaction wrote from `sync_clock` just before COMMIT, holding the clock row's lock until
+then. Stamps are therefore handed out in commit order, so a pull that read the clock at V
+has already seen every row stamped at or before V: a write that commits later is stamped
+later, and the next pull (from V) gets it.
 """
 
 from __future__ import annotations

@@ -27,9 +27,11 @@ def track_sync_changes() -> None:
 
     A session that inserted or updated one of those tables (through the ORM, or an INSERT
     or UPDATE statement; `sync_utc` is left NULL by its `onupdate`, and a new row's by its
-    missing default) is marked; just before its COMMIT `stamp_changes` takes the next stamp
-    from the clock row (locked until the commit) and writes it into every row the
-    transaction left unstamped. Sessions that touched none of them never touch the clock.
+    missing default) notes the table; just before its COMMIT `stamp_changes` takes the
+    next stamp from the clock row (locked until the commit) and writes it into every row
+    of those tables left unstamped. Sessions that touched none of them never touch the
+    clock, and a table the transaction did not write is not searched (a note's write
+    sends no stamping UPDATE to categories).
     """
     global _tracking
     if _tracking:  # the listeners are on the Session class: once per process
@@ -37,16 +39,19 @@ def track_sync_changes() -> None:
     _tracking = True
     synced = {table.name for table in _synced_tables()}
 
-    def touches_synced(session: Session) -> bool:
-        return any(
-            getattr(instance, "__tablename__", None) in synced
-            for instance in (*session.new, *session.dirty)
-        )
+    def touched(session: Session) -> set[str]:
+        """The synced tables of the rows of a flush (new or changed; during and after the
+        flush, the session still lists them)."""
+        names = (getattr(row, "__tablename__", None) for row in (*session.new, *session.dirty))
+        return {name for name in names if name in synced}
+
+    def mark(session: Session, tables: set[str]) -> None:
+        if tables:
+            session.info.setdefault(SYNC_PENDING, set()).update(tables)
 
     @event.listens_for(Session, "after_flush")
     def mark_flushed(session: Session, flush_context: Any) -> None:
-        if touches_synced(session):
-            session.info[SYNC_PENDING] = True
+        mark(session, touched(session))
 
     @event.listens_for(Session, "do_orm_execute")
     def mark_written(state: ORMExecuteState) -> None:
@@ -54,7 +59,7 @@ def track_sync_changes() -> None:
         table = getattr(state.statement, "table", None)
         written = state.is_update or state.is_insert
         if written and table is not None and table.name in synced:
-            state.session.info[SYNC_PENDING] = True
+            mark(state.session, {table.name})
 
     @event.listens_for(Session, "before_commit")
     def stamp_before_commit(session: Session) -> None:
@@ -62,8 +67,8 @@ def track_sync_changes() -> None:
         if session.in_nested_transaction():
             return
         # COMMIT flushes after this hook: what it is about to flush counts too.
-        if session.info.get(SYNC_PENDING) or touches_synced(session):
-            stamp_changes(session)
+        if session.info.get(SYNC_PENDING) or touched(session):
+            stamp_changes(session, only_touched=True)
 
     @event.listens_for(Session, "after_transaction_end")
     def forget(session: Session, transaction: SessionTransaction) -> None:
@@ -79,15 +84,19 @@ def _synced_tables() -> list[Table]:
     return [Note.__table__, Category.__table__, SyncDeparture.__table__]  # type: ignore[list-item]
 
 
-def stamp_changes(session: Session) -> datetime:
+def stamp_changes(session: Session, *, only_touched: bool = False) -> datetime:
     """Flush, take the next clock stamp (its row stays locked until COMMIT) and give it to
-    every synced row this transaction left unstamped. Commits call it; a test holding a
-    transaction open between stamp and commit calls it directly."""
+    every row this transaction left unstamped: in the synced tables it wrote
+    (`only_touched`, as commits call it), or in all of them (a test holding a transaction
+    open between stamp and commit calls it directly)."""
     session.flush()
+    tables = session.info.pop(SYNC_PENDING, set())
     stamp = advance_clock(session)
     for table in _synced_tables():
+        if only_touched and table.name not in tables:
+            continue
         session.execute(update(table).where(table.c.sync_utc.is_(None)).values(sync_utc=stamp))
-    session.info.pop(SYNC_PENDING, None)
+    session.info.pop(SYNC_PENDING, None)  # the stamping UPDATEs marked their tables again
     return stamp
 
 
