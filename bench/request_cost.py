@@ -3,19 +3,24 @@
 
     .venv/bin/python bench/request_cost.py [--rounds 4] [--seconds 10] [--connections 8]
 
-The API (gunicorn.conf.py, 4 sync workers, access log off) and the hello floor
-(bench/hello_app.py under plain gunicorn, 4 sync workers) serve the same two paths:
-`GET /healthz` and an authenticated `GET /api/auth/manage/info` (a bearer token of a
-seeded account). Each round runs plain wrk (one URL, no Lua script: the client stays
-far from saturating two cores) against each server and path in turn, the order
-alternating between rounds. For each run it reads the CPU time the server's processes
-spent (master and workers, from /proc, workers reaped by the master included) and
-PostgreSQL's, and divides by the requests wrk counted.
+The API (gunicorn.conf.py, 4 sync workers, access log off) and three floors, each under
+plain gunicorn with as many sync workers: hello (bench/hello_app.py: the same bodies,
+nothing read), hello+read (bench/hello_read_app.py: hello plus the least an
+authenticated read must do, the token verified with PyJWT and its account read with
+psycopg2) and stack (bench/stack_app.py: the design card's libraries used as their
+documentation shows, none of the service's code). The API and hello serve `GET
+/healthz` and an authenticated `GET /api/auth/manage/info` (a bearer token of a seeded
+account); the two other floors the authenticated read. Each round runs plain wrk (one
+URL, no Lua script: the client stays far from saturating two cores) against each server
+and path in turn, the order reversed every other round. For each run it reads the CPU
+time the server's processes spent (master and workers, from /proc, workers reaped by
+the master included) and PostgreSQL's, and divides by the requests wrk counted.
 
 Printed per round and as medians: requests per second, server CPU ms per request,
-database CPU ms per request, and the API's figures as ratios of hello's. The targets
-(issue 30): the authenticated read at least 0.5 x hello's rate, and at most 2 x hello's
-server CPU per request. A measuring tool, not a test.
+database CPU ms per request, each server's figures as ratios of hello's, and the API's
+authenticated read against the two other floors. The targets (issue 30): the
+authenticated read at least 0.5 x hello's rate, and at most 2 x hello's server CPU per
+request. A measuring tool, not a test.
 """
 
 from __future__ import annotations
@@ -43,6 +48,17 @@ from discovery_floor import (  # noqa: E402
 from notes_discovery import ensure_database, seed  # noqa: E402
 
 PATHS = {"healthz": "/healthz", "auth read": "/api/auth/manage/info"}
+# The floors beside hello (each under plain gunicorn, the API's worker count): hello plus
+# the least an authenticated read must do, and the design card's stack used as its
+# libraries document it (bench/hello_read_app.py, bench/stack_app.py).
+FLOORS = (
+    ("hello", HELLO_PORT, "bench.hello_app:app"),
+    ("hello+read", HELLO_PORT + 1, "bench.hello_read_app:app"),
+    ("stack", HELLO_PORT + 2, "bench.stack_app:app"),
+)
+# Which servers each path is measured on (the floors only where they differ from hello).
+RUNS = {"healthz": ("api", "hello"), "auth read": ("api", "hello", "hello+read", "stack")}
+BENCH_JWT_KEY = "bench-only-signing-key-not-for-use-anywhere-0123456789"
 TARGET_RATE, TARGET_CPU = 0.5, 2.0
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -111,64 +127,65 @@ def main() -> None:
     args = parse_args()
     url = ensure_database(args.server, args.database, reseed=False)
     seed(url, notes=1000, users=10)  # the accounts sign in as bench0; notes are not read
+    # One signing key for the API and the floors that verify its tokens.
+    os.environ["JWT_SECRET_KEY"] = BENCH_JWT_KEY
     print(f"load average before: {load()}")
-    servers = [start_api(url, args.workers)]
+    servers = {"api": (start_api(url, args.workers), API_PORT)}
     try:
-        servers.append(start_floor("hello", HELLO_PORT, args.workers, "bench.hello_app:app", url))
+        for name, port, app in FLOORS:
+            servers[name] = (start_floor(name, port, args.workers, app, url), port)
     except BaseException:
-        stop(servers)
+        stop([server for server, _ in servers.values()])
         raise
     database = postmaster()
     token = sign_in()
-    runs = [
-        (name, port, label)
-        for label in PATHS
-        for name, port in (("api", API_PORT), ("hello", HELLO_PORT))
-    ]
-    figures: dict[tuple[str, str], list[tuple[float, float, float]]] = {
-        run[::2]: [] for run in runs
-    }
+    runs = [(name, label) for label, names in RUNS.items() for name in names]
+    figures: dict[tuple[str, str], list[tuple[float, float, float]]] = {run: [] for run in runs}
     try:
-        for port in (API_PORT, HELLO_PORT):  # warm every worker
-            for path in PATHS.values():
-                wrk(port, path, args.connections, 2, token)
+        for name, label in runs:  # warm every worker
+            wrk(servers[name][1], PATHS[label], args.connections, 2, token)
         for number in range(args.rounds):
             order = runs if number % 2 == 0 else runs[::-1]
-            for name, port, label in order:
-                server = servers[0 if name == "api" else 1].pid
-                before = cpu_seconds(server), cpu_seconds(database)
+            for name, label in order:
+                server, port = servers[name]
+                before = cpu_seconds(server.pid), cpu_seconds(database)
                 rate, count = wrk(port, PATHS[label], args.connections, args.seconds, token)
-                spent = cpu_seconds(server) - before[0], cpu_seconds(database) - before[1]
+                spent = cpu_seconds(server.pid) - before[0], cpu_seconds(database) - before[1]
                 per_request = (spent[0] / count * 1000, spent[1] / count * 1000)
                 figures[(name, label)].append((rate, *per_request))
                 print(
-                    f"round {number + 1} {name:5} {label:9}: {rate:8.1f} req/s, "
+                    f"round {number + 1} {name:10} {label:9}: {rate:8.1f} req/s, "
                     f"server {per_request[0]:.3f} ms/req, database {per_request[1]:.3f} ms/req",
                     flush=True,
                 )
     finally:
-        stop(servers)
+        stop([server for server, _ in servers.values()])
     print(f"load average after: {load()}")
     print(f"\nmedians of {args.rounds} rounds, {args.connections} connections, plain wrk:")
-    print(
-        "| path | api req/s | hello req/s | rate x hello | api CPU ms | hello CPU ms "
-        "| CPU x hello | api db CPU ms |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for label in PATHS:
-        api, hello = medians(figures[("api", label)]), medians(figures[("hello", label)])
-        rate_ratio, cpu_ratio = api[0] / hello[0], api[1] / hello[1]
-        print(
-            f"| {label} | {api[0]:.1f} | {hello[0]:.1f} | {rate_ratio:.2f} | {api[1]:.3f} "
-            f"| {hello[1]:.3f} | {cpu_ratio:.2f} | {api[2]:.3f} |"
-        )
-        if label == "auth read":
-            rate_ok = "ok" if rate_ratio >= TARGET_RATE else "MISSED"
-            cpu_ok = "ok" if cpu_ratio <= TARGET_CPU else "MISSED"
+    print("| path | server | req/s | rate x hello | CPU ms | CPU x hello | db CPU ms |")
+    print("|---|---|---|---|---|---|---|")
+    for label, names in RUNS.items():
+        hello = medians(figures[("hello", label)])
+        for name in names:
+            own = medians(figures[(name, label)])
             print(
-                f"auth read: rate {rate_ratio:.2f} x hello (target >= {TARGET_RATE}: {rate_ok}), "
-                f"CPU {cpu_ratio:.2f} x hello (target <= {TARGET_CPU}: {cpu_ok})"
+                f"| {label} | {name} | {own[0]:.1f} | {own[0] / hello[0]:.2f} | {own[1]:.3f} "
+                f"| {own[1] / hello[1]:.2f} | {own[2]:.3f} |"
             )
+    api, hello = medians(figures[("api", "auth read")]), medians(figures[("hello", "auth read")])
+    rate_ratio, cpu_ratio = api[0] / hello[0], api[1] / hello[1]
+    rate_ok = "ok" if rate_ratio >= TARGET_RATE else "MISSED"
+    cpu_ok = "ok" if cpu_ratio <= TARGET_CPU else "MISSED"
+    print(
+        f"auth read: rate {rate_ratio:.2f} x hello (target >= {TARGET_RATE}: {rate_ok}), "
+        f"CPU {cpu_ratio:.2f} x hello (target <= {TARGET_CPU}: {cpu_ok})"
+    )
+    for name in ("hello+read", "stack"):
+        floor = medians(figures[(name, "auth read")])
+        print(
+            f"auth read against {name}: rate {api[0] / floor[0]:.2f} x, "
+            f"CPU {api[1] / floor[1]:.2f} x"
+        )
 
 
 def medians(runs: list[tuple[float, float, float]]) -> list[float]:

@@ -14,7 +14,11 @@ rows, on PostgreSQL (issue 30).
      multi-row INSERT (execute_values, one page) in one transaction, on a connection
      opened before the run (the app's pool keeps its connection too);
    - `insert+tags`: the floor plus the one thing a push must keep besides the notes, the
-     applied `clientMutationId`s (a second multi-row INSERT, into sync_note_mutations).
+     applied `clientMutationId`s (a second multi-row INSERT, into sync_note_mutations);
+   - `served`: `insert+tags` served over HTTP the way `push` is (bench/push_floor_app.py
+     under plain gunicorn, one sync worker: the body parsed by orjson, the two INSERTs,
+     the applied ids answered), so the request's own transfer and parsing count on
+     both sides.
    After each side's round its rows are deleted and the tables vacuumed (untimed), so
    every round starts from the same table. The first WARMUP rounds are not counted.
 5. Prints the median (p50) and p90 of each side and the push / floor ratios.
@@ -34,6 +38,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+from discovery_floor import start_floor
 from notes_discovery import copy_rows, ensure_database, percentile, seed_users
 from trackables import WARMUP, free_port, http_request, interleaved, send, start_server
 
@@ -191,13 +196,19 @@ def main() -> None:
     url = ensure_database(args.server, args.database, reseed=args.reseed)
     owner, category_id = seed(url)
     token = token_of(url, owner)
-    port = free_port()
+    port, served_port = free_port(), free_port()
     server = start_server(url, port)
+    os.environ.update(BENCH_PUSH_OWNER=owner, BENCH_PUSH_OWNER_NAME=USER)
+    try:
+        served = start_floor("the served floor", served_port, 1, "bench.push_floor_app:app", url)
+    except BaseException:
+        server.terminate()
+        raise
     rounds = args.rounds + WARMUP
     rng = random.Random(30)
     bodies = {
         side: [push_body(category_id, args.notes, rng) for _ in range(rounds)]
-        for side in ("push", "insert", "insert+tags")
+        for side in ("push", "insert", "insert+tags", "served")
     }
     import psycopg2
 
@@ -216,31 +227,36 @@ def main() -> None:
             cursor.execute("DELETE FROM notes WHERE owner_user_id = %s", (owner,))
             cursor.execute("VACUUM notes, sync_note_mutations")
 
-    def push(number: int) -> float:
-        payload = orjson.dumps(bodies["push"][number])
-        request = http_request(
-            port, "POST", "/api/sync/push", payload, (f"Authorization: Bearer {token}",)
-        )
-        elapsed, answer = send(port, request, 200)
-        found = orjson.loads(answer)
-        if found["conflicts"] or len(found["appliedNoteIds"]) != args.notes:
-            raise SystemExit(f"the bench push was not applied whole: {answer[:500]!r}")
-        clean()
-        return elapsed
+    def over_http(side: str, to: int) -> Callable[[int], float]:
+        def run(number: int) -> float:
+            payload = orjson.dumps(bodies[side][number])
+            request = http_request(
+                to, "POST", "/api/sync/push", payload, (f"Authorization: Bearer {token}",)
+            )
+            elapsed, answer = send(to, request, 200)
+            found = orjson.loads(answer)
+            if found["conflicts"] or len(found["appliedNoteIds"]) != args.notes:
+                raise SystemExit(f"{side}: the push was not applied whole: {answer[:500]!r}")
+            clean()
+            return elapsed
+
+        return run
 
     try:
         clean()
         results = interleaved(
             {
-                "push": push,
+                "push": over_http("push", port),
                 "insert": floor(writer, owner, bodies["insert"], clean, tags=False),
                 "insert+tags": floor(writer, owner, bodies["insert+tags"], clean, tags=True),
+                "served": over_http("served", served_port),
             },
             args.rounds,
         )
     finally:
-        server.terminate()
-        server.wait()
+        for process in (server, served):
+            process.terminate()
+            process.wait()
         clean()
         cleaner.close()
         writer.close()
@@ -250,7 +266,7 @@ def main() -> None:
     for name, values in results.items():
         p50, p90 = (percentile(values, share) * 1000 for share in (0.5, 0.9))
         print(f"{name:12} {p50:9.1f} {p90:9.1f}")
-    for floor_name in ("insert", "insert+tags"):
+    for floor_name in ("insert", "insert+tags", "served"):
         ratio = percentile(results["push"], 0.5) / percentile(results[floor_name], 0.5)
         print(f"push / {floor_name} p50: {ratio:.2f}")
     ratio = percentile(results["push"], 0.5) / percentile(results["insert"], 0.5)

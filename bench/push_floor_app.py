@@ -1,0 +1,89 @@
+"""The served push floor: the least a push served over HTTP does, and nothing else
+(bench/sync_push_floor.py, side `served`).
+
+The request body parsed by orjson; the pushed notes written with psycopg2 as the
+`insert+tags` floor writes them (one multi-row INSERT of the notes, one of their
+clientMutationIds, one transaction, on a connection the worker keeps); the applied ids
+answered as JSON, on Flask under plain gunicorn. No token check, no validation, no
+rules, no events, no sync clock: the owner comes from the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import psycopg2
+import psycopg2.extras
+from flask import Flask, Response, request
+
+app = Flask(__name__)
+OWNER, OWNER_NAME = os.environ["BENCH_PUSH_OWNER"], os.environ["BENCH_PUSH_OWNER_NAME"]
+NOTE_COLUMNS = (
+    "id, owner_user_id, owner_user_name, category_id, title, body, content_language, "
+    "latitude, longitude, visibility, comment_policy, external_link_description, "
+    "client_mutation_id, is_deleted, is_publicly_discoverable, created_utc, updated_utc, "
+    "last_activity_utc"
+)
+_worker = threading.local()
+
+
+def connection() -> Any:
+    found = getattr(_worker, "connection", None)
+    if found is None:
+        found = psycopg2.connect(os.environ["DATABASE_URL"])
+        _worker.connection = found
+    return found
+
+
+@app.post("/api/sync/push")
+def push() -> Response:
+    notes = orjson.loads(request.get_data())["notes"]
+    now = datetime.now(UTC)
+    rows = [
+        (
+            n["noteId"],
+            OWNER,
+            OWNER_NAME,
+            n["categoryId"],
+            n["title"],
+            n["body"],
+            "en",
+            n["latitude"],
+            n["longitude"],
+            n["visibility"],
+            "LoggedInUsers",
+            "",
+            n["clientMutationId"],
+            False,
+            False,
+            now,
+            now,
+            now,
+        )
+        for n in notes
+    ]
+    database = connection()
+    with database.cursor() as cursor:
+        psycopg2.extras.execute_values(
+            cursor,
+            f"INSERT INTO notes ({NOTE_COLUMNS}) VALUES %s",  # noqa: S608 - constants
+            rows,
+            page_size=len(rows),
+        )
+        psycopg2.extras.execute_values(
+            cursor,
+            "INSERT INTO sync_note_mutations (note_id, client_mutation_id) VALUES %s",
+            [(n["noteId"], n["clientMutationId"]) for n in notes],
+            page_size=len(rows),
+        )
+    database.commit()
+    body = {
+        "appliedNoteIds": [n["noteId"] for n in notes],
+        "appliedCategoryIds": [],
+        "conflicts": [],
+    }
+    return Response(orjson.dumps(body), mimetype="application/json")
