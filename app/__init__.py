@@ -195,7 +195,11 @@ def register_extensions(app: Flask) -> None:
         savepoints_inside_transactions,
     )
     from app.platform.database.replica import BIND as REPLICA_BIND
-    from app.platform.database.replica import replica_options, route_reads
+    from app.platform.database.replica import (
+        read_without_transactions,
+        replica_options,
+        route_reads,
+    )
     from app.platform.jsonprovider import OrjsonProvider
     from app.platform.logs import configure_logging
     from app.services.sync import track_sync_changes
@@ -222,6 +226,7 @@ def register_extensions(app: Flask) -> None:
         if replica is not None:
             ping_when_idle(db.engines[REPLICA_BIND], app.config["DATABASE_PING_AFTER_IDLE_SECONDS"])
             route_reads(app, db.engines[REPLICA_BIND])
+        read_without_transactions(app, db.engine)  # after the replica's choice
     track_sync_changes()
     migrate.init_app(app, db, directory=str(Path(app.root_path).parent / "migrations"))
     jwt.init_app(app)

@@ -1184,9 +1184,14 @@ def statements_per_kind(url: str, world: World, rounds: int) -> dict[str, tuple[
     found: dict[str, tuple[float, ...]] = {}
     with app.app_context():
         transactions = [0]
-        event.listen(
-            db.engine, "begin", lambda connection: transactions.__setitem__(0, transactions[0] + 1)
-        )
+
+        def began(connection: Any) -> None:
+            # A connection in psycopg2's autocommit sends no BEGIN (an anonymous public
+            # read: app.platform.database.replica.read_without_transactions).
+            if not connection.connection.dbapi_connection.autocommit:
+                transactions[0] += 1
+
+        event.listen(db.engine, "begin", began)
 
         def send(job: Job) -> float:
             head, _, body = b"".join(job.chunks).partition(b"\r\n\r\n")

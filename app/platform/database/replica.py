@@ -11,6 +11,13 @@ it lasts: nobody is served a replica that does not yet have their own write.
 What a reader without that cookie may see: a change made by someone else up to the lag
 bound ago (a note gated or deleted a moment ago may still be listed for that long).
 
+On PostgreSQL the same anonymous public reads, when the primary serves them, run without
+a transaction (`read_without_transactions`): each statement on its own, as on the
+replica, which saves the round trips of BEGIN and ROLLBACK. Under READ COMMITTED every
+statement of a transaction takes its own snapshot anyway, and these routes write nothing
+(a read-only replica serves them); a write flushed from one would go to the primary in a
+transaction of its own, as from the replica.
+
 The lag is measured by each process at most every DATABASE_REPLICA_LAG_CHECK_SECONDS: zero
 when the replica has replayed all it received, otherwise the age of the last transaction it
 replayed. A replica that cannot be reached counts as too far behind (the primary serves);
@@ -28,8 +35,8 @@ from typing import Any
 
 from flask import Flask, Response, current_app, g, has_request_context, request
 from flask_sqlalchemy.session import Session as FlaskSession
-from sqlalchemy import text
-from sqlalchemy.engine import Engine
+from sqlalchemy import event, text
+from sqlalchemy.engine import Connection, Engine
 
 from app.platform.database.guard import answer_within
 
@@ -108,17 +115,65 @@ class ReplicaState:
 
 
 class RoutingSession(FlaskSession):
-    """The request session: on the replica while the request reads from it, except while
-    flushing (a write goes to the primary whatever route it came from)."""
+    """The request session: on the replica while the request reads from it, or on the
+    primary without a transaction (`read_without_transactions`), except while flushing
+    (a write goes to the primary, in a transaction, whatever route it came from)."""
 
     def get_bind(self, mapper: Any = None, clause: Any = None, bind: Any = None, **kwargs: Any):  # type: ignore[no-untyped-def]
-        if bind is None and not self._flushing and reading_from_replica():
-            return self._db.engines[BIND]
+        if bind is None and not self._flushing and has_request_context():
+            if g.get("read_replica"):
+                return self._db.engines[BIND]
+            if g.get(NO_TRANSACTION):
+                reader: Engine = current_app.extensions[NO_TRANSACTION]
+                return reader
         return super().get_bind(mapper=mapper, clause=clause, bind=bind, **kwargs)
 
 
 def reading_from_replica() -> bool:
     return has_request_context() and bool(g.get("read_replica"))
+
+
+def anonymous_public_read() -> bool:
+    """A GET or HEAD of a public read (REPLICA_ENDPOINTS) by a caller not signed in."""
+    return (
+        request.method in READ_METHODS
+        and request.endpoint in REPLICA_ENDPOINTS
+        and "Authorization" not in request.headers
+        and not any(check() for check in current_app.extensions.get(SIGNED_IN_CHECKS, ()))
+    )
+
+
+NO_TRANSACTION = "read_without_transaction"
+
+
+def read_without_transactions(app: Flask, engine: Engine) -> None:
+    """PostgreSQL: the anonymous public reads the primary serves run each statement on
+    its own, in psycopg2's autocommit (the module notes say why that reads the same rows).
+
+    The reader is the engine with its pool; a connection it takes is switched to
+    autocommit, and every connection given back to the pool is switched out of it. Both
+    are psycopg2's client-side flag: no statement is sent (SQLAlchemy's AUTOCOMMIT
+    isolation level sends `SET default_transaction_isolation` when it restores the level,
+    a round trip on the connection's next request that would cost what was saved)."""
+    if engine.dialect.name != "postgresql":
+        return
+    reader = engine.execution_options()
+    app.extensions[NO_TRANSACTION] = reader
+
+    @event.listens_for(reader, "engine_connect")
+    def without_transaction(connection: Connection) -> None:
+        connection.connection.dbapi_connection.autocommit = True  # type: ignore[union-attr]
+
+    @event.listens_for(engine.pool, "checkin")
+    def back_in_transactions(dbapi_connection: Any, record: Any) -> None:
+        if dbapi_connection is not None and dbapi_connection.autocommit:
+            dbapi_connection.autocommit = False
+
+    @app.before_request
+    def read_without_transaction() -> None:
+        # Set on every request: an app context shared by several requests (tests,
+        # scripts) must not carry one request's choice into the next.
+        setattr(g, NO_TRANSACTION, not g.get("read_replica") and anonymous_public_read())
 
 
 def read_engine(primary: Engine) -> Engine:
@@ -160,19 +215,11 @@ def route_reads(app: Flask, engine: Engine) -> None:
     """Choose the replica per request, and mark writers with the cookie."""
     state = ReplicaState(engine, app.config)
     app.extensions["read_replica"] = state
-    signed_in_checks: list[Callable[[], bool]] = app.extensions.setdefault(SIGNED_IN_CHECKS, [])
     sticky = int(float(app.config["DATABASE_REPLICA_STICKY_SECONDS"]))
 
     @app.before_request
     def choose_replica() -> None:
-        if (
-            request.method in READ_METHODS
-            and request.endpoint in REPLICA_ENDPOINTS
-            and WROTE_COOKIE not in request.cookies
-            and "Authorization" not in request.headers
-            and not any(check() for check in signed_in_checks)
-            and state.usable()
-        ):
+        if WROTE_COOKIE not in request.cookies and anonymous_public_read() and state.usable():
             g.read_replica = True
 
     @app.after_request
