@@ -115,3 +115,20 @@ def test_a_flush_during_a_public_read_writes_in_a_transaction(app, postgresql, m
     assert in_autocommit == ["SELECT"]
     assert "INSERT" in in_transaction
     assert db.session.get(Category, category.id) is None  # rolled back: it was one
+
+
+def test_a_connection_the_server_dropped_goes_back_to_the_pool_quietly(postgresql):
+    """A connection the server dropped fails its reset on the way back, and the pool
+    invalidates it: the check-in that switches connections out of autocommit then has
+    none to switch, and must let the pool go on."""
+    from flask import current_app
+
+    reader = current_app.extensions[NO_TRANSACTION]
+    connection = reader.connect()
+    driver = connection.connection.dbapi_connection
+    assert driver.autocommit
+    driver.close()  # as after the server went away
+    connection.close()  # back to the pool: no error
+    with db.engine.connect() as fresh:  # and the pool still serves, in a transaction
+        assert not fresh.connection.dbapi_connection.autocommit
+        assert fresh.exec_driver_sql("SELECT 1").scalar_one() == 1

@@ -162,11 +162,15 @@ def read_without_transactions(app: Flask, engine: Engine) -> None:
 
     @event.listens_for(reader, "engine_connect")
     def without_transaction(connection: Connection) -> None:
-        connection.connection.dbapi_connection.autocommit = True  # type: ignore[union-attr]
+        driver: Any = connection.connection.dbapi_connection
+        if driver is not None and not driver.closed:  # a closed one fails at its statement
+            driver.autocommit = True
 
     @event.listens_for(engine.pool, "checkin")
     def back_in_transactions(dbapi_connection: Any, record: Any) -> None:
-        if dbapi_connection is not None and dbapi_connection.autocommit:
+        # None: a connection the pool invalidated (its reset failed: the server dropped
+        # it); psycopg2 refuses the switch on a closed one.
+        if dbapi_connection is not None and not dbapi_connection.closed:
             dbapi_connection.autocommit = False
 
     @app.before_request
