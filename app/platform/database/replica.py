@@ -120,10 +120,10 @@ class RoutingSession(FlaskSession):
     (a write goes to the primary, in a transaction, whatever route it came from)."""
 
     def get_bind(self, mapper: Any = None, clause: Any = None, bind: Any = None, **kwargs: Any):  # type: ignore[no-untyped-def]
-        if bind is None and not self._flushing and has_request_context():
-            if g.get("read_replica"):
+        if bind is None and not self._flushing:
+            if reading_from_replica():
                 return self._db.engines[BIND]
-            if g.get(NO_TRANSACTION):
+            if reading_without_transaction():
                 reader: Engine = current_app.extensions[NO_TRANSACTION]
                 return reader
         return super().get_bind(mapper=mapper, clause=clause, bind=bind, **kwargs)
@@ -131,6 +131,10 @@ class RoutingSession(FlaskSession):
 
 def reading_from_replica() -> bool:
     return has_request_context() and bool(g.get("read_replica"))
+
+
+def reading_without_transaction() -> bool:
+    return has_request_context() and bool(g.get(NO_TRANSACTION))
 
 
 def anonymous_public_read() -> bool:
@@ -177,7 +181,7 @@ def read_without_transactions(app: Flask, engine: Engine) -> None:
     def read_without_transaction() -> None:
         # Set on every request: an app context shared by several requests (tests,
         # scripts) must not carry one request's choice into the next.
-        setattr(g, NO_TRANSACTION, not g.get("read_replica") and anonymous_public_read())
+        setattr(g, NO_TRANSACTION, not reading_from_replica() and anonymous_public_read())
 
 
 def read_engine(primary: Engine) -> Engine:

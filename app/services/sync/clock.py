@@ -68,7 +68,7 @@ def track_sync_changes() -> None:
             return
         # COMMIT flushes after this hook: what it is about to flush counts too.
         if session.info.get(SYNC_PENDING) or touched(session):
-            stamp_changes(session, only_touched=True)
+            stamp_changes(session)
 
     @event.listens_for(Session, "after_transaction_end")
     def forget(session: Session, transaction: SessionTransaction) -> None:
@@ -84,18 +84,16 @@ def _synced_tables() -> list[Table]:
     return [Note.__table__, Category.__table__, SyncDeparture.__table__]  # type: ignore[list-item]
 
 
-def stamp_changes(session: Session, *, only_touched: bool = False) -> datetime:
+def stamp_changes(session: Session) -> datetime:
     """Flush, take the next clock stamp (its row stays locked until COMMIT) and give it to
-    every row this transaction left unstamped: in the synced tables it wrote
-    (`only_touched`, as commits call it), or in all of them (a test holding a transaction
-    open between stamp and commit calls it directly)."""
+    every row this transaction left unstamped in the synced tables it wrote. Commits call
+    it; a test holding a transaction open between stamp and commit calls it directly."""
     session.flush()
     tables = session.info.pop(SYNC_PENDING, set())
     stamp = advance_clock(session)
     for table in _synced_tables():
-        if only_touched and table.name not in tables:
-            continue
-        session.execute(update(table).where(table.c.sync_utc.is_(None)).values(sync_utc=stamp))
+        if table.name in tables:
+            session.execute(update(table).where(table.c.sync_utc.is_(None)).values(sync_utc=stamp))
     session.info.pop(SYNC_PENDING, None)  # the stamping UPDATEs marked their tables again
     return stamp
 
