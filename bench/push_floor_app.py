@@ -21,7 +21,6 @@ import psycopg2.extras
 from flask import Flask, Response, request
 
 app = Flask(__name__)
-OWNER, OWNER_NAME = os.environ["BENCH_PUSH_OWNER"], os.environ["BENCH_PUSH_OWNER_NAME"]
 NOTE_COLUMNS = (
     "id, owner_user_id, owner_user_name, category_id, title, body, content_language, "
     "latitude, longitude, visibility, comment_policy, external_link_description, "
@@ -31,23 +30,17 @@ NOTE_COLUMNS = (
 _worker = threading.local()
 
 
-def connection() -> Any:
-    found = getattr(_worker, "connection", None)
-    if found is None:
-        found = psycopg2.connect(os.environ["DATABASE_URL"])
-        _worker.connection = found
-    return found
-
-
-@app.post("/api/sync/push")
-def push() -> Response:
-    notes = orjson.loads(request.get_data())["notes"]
+def write_notes(
+    cursor: Any, notes: list[dict[str, Any]], owner: str, owner_name: str, *, tags: bool
+) -> None:
+    """The pushed notes as the floors write them: one multi-row INSERT (one page), and
+    with `tags` one of their clientMutationIds (bench/sync_push_floor.py uses it too)."""
     now = datetime.now(UTC)
     rows = [
         (
             n["noteId"],
-            OWNER,
-            OWNER_NAME,
+            owner,
+            owner_name,
             n["categoryId"],
             n["title"],
             n["body"],
@@ -66,20 +59,36 @@ def push() -> Response:
         )
         for n in notes
     ]
-    database = connection()
-    with database.cursor() as cursor:
-        psycopg2.extras.execute_values(
-            cursor,
-            f"INSERT INTO notes ({NOTE_COLUMNS}) VALUES %s",  # noqa: S608 - constants
-            rows,
-            page_size=len(rows),
-        )
+    psycopg2.extras.execute_values(
+        cursor,
+        f"INSERT INTO notes ({NOTE_COLUMNS}) VALUES %s",  # noqa: S608 - constants
+        rows,
+        page_size=len(rows),
+    )
+    if tags:
         psycopg2.extras.execute_values(
             cursor,
             "INSERT INTO sync_note_mutations (note_id, client_mutation_id) VALUES %s",
             [(n["noteId"], n["clientMutationId"]) for n in notes],
             page_size=len(rows),
         )
+
+
+def connection() -> Any:
+    found = getattr(_worker, "connection", None)
+    if found is None:
+        found = psycopg2.connect(os.environ["DATABASE_URL"])
+        _worker.connection = found
+    return found
+
+
+@app.post("/api/sync/push")
+def push() -> Response:
+    notes = orjson.loads(request.get_data())["notes"]
+    database = connection()
+    with database.cursor() as cursor:
+        owner = os.environ["BENCH_PUSH_OWNER"]
+        write_notes(cursor, notes, owner, os.environ["BENCH_PUSH_OWNER_NAME"], tags=True)
     database.commit()
     body = {
         "appliedNoteIds": [n["noteId"] for n in notes],

@@ -40,15 +40,10 @@ from typing import Any
 import orjson
 from discovery_floor import start_floor
 from notes_discovery import copy_rows, ensure_database, percentile, seed_users
+from push_floor_app import write_notes
 from trackables import WARMUP, free_port, http_request, interleaved, send, start_server
 
 USER = "bpush_0"
-NOTE_COLUMNS = (
-    "id, owner_user_id, owner_user_name, category_id, title, body, content_language, "
-    "latitude, longitude, visibility, comment_policy, external_link_description, "
-    "client_mutation_id, is_deleted, is_publicly_discoverable, created_utc, updated_utc, "
-    "last_activity_utc"
-)
 TARGET = 3.0  # push p50 / insert p50 (issue 30)
 
 
@@ -140,49 +135,12 @@ def floor(
 ) -> Callable[[int], float]:
     """The same rows, the least work: one multi-row INSERT (and, with `tags`, the
     clientMutationIds' one), one transaction."""
-    import psycopg2.extras
 
     def run(number: int) -> float:
         notes = bodies[number]["notes"]
         started = time.perf_counter()
-        now = datetime.now(UTC)
-        rows = [
-            (
-                n["noteId"],
-                owner,
-                USER,
-                n["categoryId"],
-                n["title"],
-                n["body"],
-                "en",
-                n["latitude"],
-                n["longitude"],
-                n["visibility"],
-                "LoggedInUsers",
-                "",
-                n["clientMutationId"],
-                False,
-                False,
-                now,
-                now,
-                now,
-            )
-            for n in notes
-        ]
         with connection.cursor() as cursor:
-            psycopg2.extras.execute_values(
-                cursor,
-                f"INSERT INTO notes ({NOTE_COLUMNS}) VALUES %s",  # noqa: S608 - constants
-                rows,
-                page_size=len(rows),
-            )
-            if tags:
-                psycopg2.extras.execute_values(
-                    cursor,
-                    "INSERT INTO sync_note_mutations (note_id, client_mutation_id) VALUES %s",
-                    [(n["noteId"], n["clientMutationId"]) for n in notes],
-                    page_size=len(rows),
-                )
+            write_notes(cursor, notes, owner, USER, tags=tags)
         connection.commit()
         elapsed = time.perf_counter() - started
         clean()
