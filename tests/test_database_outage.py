@@ -90,10 +90,11 @@ def test_an_outage_is_503_within_2_s_and_the_service_recovers_within_5_s(
         thread.start()
     try:
         time.sleep(1.0)
+        cutting = time.monotonic()
         proxy.cut()
-        # Taken once the proxy has closed every connection: a request that began between
-        # a clock read before the cut and the cut itself could still be answered (a race
-        # of the test's, seen once under a loaded full suite).
+        # Answered before the cut: ended before `cutting`. In the outage: began after
+        # `cut`, once the proxy has closed every connection (a request that began between
+        # the two could still be answered, as happened once under a loaded full suite).
         cut = time.monotonic()
         time.sleep(OUTAGE_SECONDS)
         back = time.monotonic()
@@ -106,7 +107,7 @@ def test_an_outage_is_503_within_2_s_and_the_service_recovers_within_5_s(
         with served.app_context():
             db.engine.dispose()
 
-    before = [s for s in seen if s[2] < cut]
+    before = [s for s in seen if s[2] < cutting]
     assert before
     assert all(s[3] < 300 for s in before), before
     during = [s for s in seen if s[1] >= cut and s[2] <= back]
@@ -181,8 +182,8 @@ def test_a_lost_database_fails_the_first_request_in_time_and_the_next_ones_at_on
         thread.start()
     try:
         time.sleep(1.0)
+        lost = time.monotonic()
         getattr(proxy, mode)()
-        lost = time.monotonic()  # after the loss, as `cut` above
         time.sleep(LOST_SECONDS)
         back = time.monotonic()
         proxy.restore()
