@@ -5,12 +5,15 @@ below the ORM (driver), and the locks of a read that decides a write (locks)."""
 from __future__ import annotations
 
 from app.platform.database.driver import (
+    TABLES_WRITTEN,
     PreparedStatement,
     cursor_alone,
     execute_by_driver,
     get_by_driver,
+    insert_by_driver,
     loaded,
     mapped_columns,
+    note_tables_written,
     prepared,
     prepared_statements_on,
 )
@@ -48,6 +51,7 @@ __all__ = [
     "CONFLICT_CODES",
     "LAST_CHECKIN",
     "RETRY_AFTER_SECONDS",
+    "TABLES_WRITTEN",
     "PreparedStatement",
     "begin_immediate",
     "check_database",
@@ -60,6 +64,7 @@ __all__ = [
     "get_by_driver",
     "get_for_write",
     "guard_against_outages",
+    "insert_by_driver",
     "insert_ignoring_duplicates",
     "is_conflict",
     "is_outage",
@@ -69,6 +74,7 @@ __all__ = [
     "mapped_columns",
     "measure_pool",
     "note_failure",
+    "note_tables_written",
     "on_write_lock",
     "ping_when_idle",
     "prepared",

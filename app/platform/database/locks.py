@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from sqlalchemy import BigInteger, bindparam, event, func, inspect, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import (
     Mapper,
@@ -17,7 +16,7 @@ from sqlalchemy.orm import (
 )
 from sqlalchemy.sql import Select
 
-from app.platform.database.driver import execute_by_driver
+from app.platform.database.driver import execute_by_driver, insert_by_driver
 
 T = TypeVar("T")
 
@@ -29,22 +28,12 @@ def insert_ignoring_duplicates(
     rows: list[dict[str, Any]],
 ) -> None:
     """INSERT ... ON CONFLICT DO NOTHING of `rows`: a row whose key a concurrent twin (or
-    an earlier request) already wrote is skipped, never an error.
-
-    The rows go as one executemany of a statement compiled once (and cached), which
-    SQLAlchemy's "insertmanyvalues" sends as multi-row statements of up to 1,000 rows,
-    within every driver's limit of bound values. (Rows given to `.values()` made a new
-    statement to compile for every count of rows: a sync push's 500 cost tens of ms.)
-    SQLAlchemy batches an ON CONFLICT statement only when it returns rows (its issue
-    13130: ON CONFLICT DO UPDATE may meet one key twice in a batch; DO NOTHING skips the
-    second), so this one returns the keys it inserted, unread."""
-    if not rows:
-        return
-    dialect = session.get_bind().dialect.name
-    insert_into = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    an earlier request) already wrote is skipped, never an error. The rows go as
+    multi-row statements (`insert_by_driver`); `index_elements` are the key's columns
+    (mapped attributes, columns or names)."""
     table = getattr(model, "__table__", model)
-    statement = insert_into(table).on_conflict_do_nothing(index_elements=index_elements)
-    session.execute(statement.returning(*table.primary_key.columns), rows)
+    keys = [key if isinstance(key, str) else key.expression.name for key in index_elements]
+    insert_by_driver(session, table, rows, skip_duplicates_of=keys)
 
 
 def get_for_write(

@@ -6,11 +6,11 @@ written together (a sync push, services.sync; contract: Note; Sync).
 cases call (new_note_values, moved_values, tombstone_values, check_managed, the
 discovery rule), and raises what they raise, so a refused change is refused before
 anything is written; `write` then writes the accepted ones with one statement per kind
-of change: one multi-row INSERT of the new notes, one executemany UPDATE of the changed
-and deleted ones, one clean-up of the deleted notes' images, one INSERT of their events
-(and one of the events' jobs). Search rows follow the notes by themselves (the
-database's generated column or triggers, app.models.note_search); the sync clock stamps
-the rows at commit (services.sync.clock).
+of change: one multi-row INSERT of the new notes (`insert_by_driver`), one executemany
+UPDATE of the changed and deleted ones, one clean-up of the deleted notes' images, one
+INSERT of their events (and one of the events' jobs). Search rows follow the notes by
+themselves (the database's generated column or triggers, app.models.note_search); the
+sync clock stamps the rows at commit (services.sync.clock).
 
 A batch decides every change from the notes as they were read before it, so it names a
 note at most once; the changed notes must have been read locked (`SELECT ... FOR
@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import select, update
 
 from app.auth import Viewer
 from app.extensions import db
@@ -32,6 +32,7 @@ from app.hooks import remove_children
 from app.models.base import utcnow
 from app.models.category import Category, OwnerScope
 from app.models.note import Note, discoverable, owner_user_name_of
+from app.platform.database import insert_by_driver
 from app.policies import categories as category_policy
 from app.services import categories, events
 from app.services.notes.notes import (
@@ -157,12 +158,8 @@ class NoteBatch:
         if self._new:
             name = db.session.scalar(owner_user_name_of(self.viewer.account.id))
             rows = [{**values, "owner_user_name": name, "sync_utc": None} for values in self._new]
-            # render_nulls: a None is written as NULL, so rows with and without (say) a
-            # position share one statement (the ORM would group them by their None keys).
-            db.session.execute(
-                insert(Note).execution_options(render_nulls=True),
-                sorted(rows, key=lambda row: row["id"]),
-            )
+            table: Any = Note.__table__
+            insert_by_driver(db.session, table, sorted(rows, key=lambda row: row["id"]))
         if self._changed:
             rows = [{"id": note.id, **row, "sync_utc": None} for note, row in self._changed]
             db.session.execute(update(Note), sorted(rows, key=lambda row: row["id"]))

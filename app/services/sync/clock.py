@@ -14,9 +14,10 @@ from sqlalchemy.orm import (
     scoped_session,
 )
 
+from app.platform.database import TABLES_WRITTEN, note_tables_written
+
 # --- the sync change clock (app.models.sync) ---------------------------------------------
 
-SYNC_PENDING = "sync_rows_pending"
 CLOCK_ROW = 1
 CLOCK_TICK = timedelta(milliseconds=1)  # stamps are sent to clients in milliseconds
 _tracking = False
@@ -25,13 +26,14 @@ _tracking = False
 def track_sync_changes() -> None:
     """Stamp synced rows (notes, categories, sync departures) at commit, in commit order.
 
-    A session that inserted or updated one of those tables (through the ORM, or an INSERT
-    or UPDATE statement; `sync_utc` is left NULL by its `onupdate`, and a new row's by its
-    missing default) notes the table; just before its COMMIT `stamp_changes` takes the
-    next stamp from the clock row (locked until the commit) and writes it into every row
-    of those tables left unstamped. Sessions that touched none of them never touch the
-    clock, and a table the transaction did not write is not searched (a note's write
-    sends no stamping UPDATE to categories).
+    A session that inserted or updated one of those tables (through the ORM, an INSERT or
+    UPDATE statement, or `insert_by_driver`; `sync_utc` is left NULL by its `onupdate`,
+    and a new row's by its missing default) notes the table (`note_tables_written`); just
+    before its COMMIT `stamp_changes` takes the next stamp from the clock row (locked
+    until the commit) and writes it into every row of those tables left unstamped.
+    Sessions that touched none of them never touch the clock, and a table the
+    transaction did not write is not searched (a note's write sends no stamping UPDATE
+    to categories).
     """
     global _tracking
     if _tracking:  # the listeners are on the Session class: once per process
@@ -45,13 +47,9 @@ def track_sync_changes() -> None:
         names = (getattr(row, "__tablename__", None) for row in (*session.new, *session.dirty))
         return {name for name in names if name in synced}
 
-    def mark(session: Session, tables: set[str]) -> None:
-        if tables:
-            session.info.setdefault(SYNC_PENDING, set()).update(tables)
-
     @event.listens_for(Session, "after_flush")
     def mark_flushed(session: Session, flush_context: Any) -> None:
-        mark(session, touched(session))
+        note_tables_written(session, touched(session))
 
     @event.listens_for(Session, "do_orm_execute")
     def mark_written(state: ORMExecuteState) -> None:
@@ -59,7 +57,7 @@ def track_sync_changes() -> None:
         table = getattr(state.statement, "table", None)
         written = state.is_update or state.is_insert
         if written and table is not None and table.name in synced:
-            mark(state.session, {table.name})
+            note_tables_written(state.session, {table.name})
 
     @event.listens_for(Session, "before_commit")
     def stamp_before_commit(session: Session) -> None:
@@ -67,13 +65,13 @@ def track_sync_changes() -> None:
         if session.in_nested_transaction():
             return
         # COMMIT flushes after this hook: what it is about to flush counts too.
-        if session.info.get(SYNC_PENDING) or touched(session):
+        if session.info.get(TABLES_WRITTEN) or touched(session):
             stamp_changes(session)
 
     @event.listens_for(Session, "after_transaction_end")
     def forget(session: Session, transaction: SessionTransaction) -> None:
         if transaction.parent is None:
-            session.info.pop(SYNC_PENDING, None)
+            session.info.pop(TABLES_WRITTEN, None)
 
 
 def _synced_tables() -> list[Table]:
@@ -89,12 +87,12 @@ def stamp_changes(session: Session) -> datetime:
     every row this transaction left unstamped in the synced tables it wrote. Commits call
     it; a test holding a transaction open between stamp and commit calls it directly."""
     session.flush()
-    tables = session.info.pop(SYNC_PENDING, set())
+    tables = session.info.pop(TABLES_WRITTEN, set())
     stamp = advance_clock(session)
     for table in _synced_tables():
         if table.name in tables:
             session.execute(update(table).where(table.c.sync_utc.is_(None)).values(sync_utc=stamp))
-    session.info.pop(SYNC_PENDING, None)  # the stamping UPDATEs marked their tables again
+    session.info.pop(TABLES_WRITTEN, None)  # the stamping UPDATEs marked their tables again
     return stamp
 
 
