@@ -25,17 +25,25 @@ NOTE_COLUMNS = (
     "id, owner_user_id, owner_user_name, category_id, title, body, content_language, "
     "latitude, longitude, visibility, comment_policy, external_link_description, "
     "client_mutation_id, is_deleted, is_publicly_discoverable, created_utc, updated_utc, "
-    "last_activity_utc"
+    "last_activity_utc, sync_utc"
 )
 _worker = threading.local()
 
 
 def write_notes(
-    cursor: Any, notes: list[dict[str, Any]], owner: str, owner_name: str, *, tags: bool
+    cursor: Any,
+    notes: list[dict[str, Any]],
+    owner: str,
+    owner_name: str,
+    *,
+    tags: bool,
+    stamped: bool = False,
 ) -> None:
     """The pushed notes as the floors write them: one multi-row INSERT (one page), and
-    with `tags` one of their clientMutationIds (bench/sync_push_floor.py uses it too)."""
+    with `tags` one of their clientMutationIds; `stamped` writes their sync stamp too
+    (bench/sync_push_floor.py and bench/sync.py use it too)."""
     now = datetime.now(UTC)
+    stamp = now if stamped else None
     rows = [
         (
             n["noteId"],
@@ -56,6 +64,7 @@ def write_notes(
             now,
             now,
             now,
+            stamp,
         )
         for n in notes
     ]

@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 from floor_app import KEYS
 from notes_discovery import copy_rows, ensure_database, percentile, seed_users
+from push_floor_app import write_notes
 from trackables import WARMUP, free_port, http_request, interleaved, send, start_server
 
 PULL_NOTES = 10_000
@@ -208,55 +209,14 @@ def push_sql(
     url: str, owner: str, bodies: list[dict], clean: Callable[[], None]
 ) -> Callable[[int], float]:
     import psycopg2
-    import psycopg2.extras
 
     def run(number: int) -> float:
         body = bodies[number]
         started = time.perf_counter()
         connection = psycopg2.connect(url)
-        now = datetime.now(UTC)
-        rows = [
-            (
-                n["noteId"],
-                owner,
-                "bsync_1",
-                n["categoryId"],
-                n["title"],
-                n["body"],
-                "en",
-                n["latitude"],
-                n["longitude"],
-                "Private",
-                "LoggedInUsers",
-                "",
-                n["clientMutationId"],
-                False,
-                False,
-                now,
-                now,
-                now,
-                now,
-            )
-            for n in body["notes"]
-        ]
         with connection.cursor() as cursor:
-            psycopg2.extras.execute_values(
-                cursor,
-                "INSERT INTO notes (id, owner_user_id, owner_user_name, category_id, title, body, "
-                "content_language, latitude, longitude, visibility, comment_policy, "
-                "external_link_description, client_mutation_id, is_deleted, "
-                "is_publicly_discoverable, created_utc, updated_utc, last_activity_utc, "
-                "sync_utc) VALUES %s",
-                rows,
-                page_size=PUSH_NOTES,
-            )
-            # the applied clientMutationIds, as the API keeps them (one statement)
-            psycopg2.extras.execute_values(
-                cursor,
-                "INSERT INTO sync_note_mutations (note_id, client_mutation_id) VALUES %s",
-                [(n["noteId"], n["clientMutationId"]) for n in body["notes"]],
-                page_size=PUSH_NOTES,
-            )
+            # the notes, stamped, and the applied clientMutationIds, as the API keeps them
+            write_notes(cursor, body["notes"], owner, "bsync_1", tags=True, stamped=True)
         connection.commit()
         answer = {"appliedNoteIds": [n["noteId"] for n in body["notes"]], "conflicts": []}
         orjson.dumps(answer)

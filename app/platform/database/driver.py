@@ -230,7 +230,7 @@ def insert_by_driver(
                 .on_conflict_do_nothing(index_elements=list(skip_duplicates_of))
                 .returning(*table.primary_key.columns)
             )
-        session.execute(statement, [{name: row[name] for name in columns} for row in rows])
+        session.execute(statement, list(rows))
         return
     plan = _insert_plan(table, columns, tuple(skip_duplicates_of), dialect)
     values = [
