@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import psycopg2.extras
 import pytest
 from sqlalchemy import event, func, select
 
@@ -238,14 +239,24 @@ def test_a_push_naming_a_note_twice_goes_record_by_record(api, alice):
 
 
 def _statements_of_a_push(api, user, records) -> list[str]:
+    """The statements SQLAlchemy sent, and those sent below it (insert_by_driver's, on
+    PostgreSQL: one per execute_values page)."""
     seen: list[str] = []
 
     def count(conn, cursor, statement, parameters, context, executemany):
         seen.append(statement)
 
+    execute_values = psycopg2.extras.execute_values
+
+    def by_driver(cursor, sql, argslist, template=None, page_size=100, fetch=False):
+        seen.extend([sql] * -(-len(argslist) // page_size))
+        return execute_values(cursor, sql, argslist, template, page_size, fetch)
+
     event.listen(db.engine, "before_cursor_execute", count)
     try:
-        pushed(api, user, notes=records)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(psycopg2.extras, "execute_values", by_driver)
+            pushed(api, user, notes=records)
     finally:
         event.remove(db.engine, "before_cursor_execute", count)
     return seen
@@ -270,6 +281,7 @@ def test_a_push_runs_the_same_statements_whatever_the_number_of_notes(api, alice
     small, large = push_of(2), push_of(40)
     assert len(large) == len(small)
     assert len(small) <= 25
+    assert sum(s.startswith("INSERT INTO notes") for s in large) == 1
     assert not [s for s in large if s.lstrip().upper().startswith("SAVEPOINT")][1:]
 
 
