@@ -27,25 +27,32 @@ def loads_strict(data: bytes | str, *, max_depth: int = 32) -> Any:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as error:
         raise InvalidJson(f"The request body is not valid JSON: {error.msg}.") from None
-    check_json_value(value, max_depth=max_depth)
+    # JSON text carries a NUL only escaped (a raw control character is not JSON): without
+    # that escape in the body, no string can hold one and only the depth is walked.
+    strings = "\\u0000" in data if isinstance(data, str) else b"\\u0000" in data
+    check_json_value(value, max_depth=max_depth, strings=strings)
     return value
 
 
-def check_json_value(value: Any, *, max_depth: int) -> None:
-    stack: list[tuple[Any, int]] = [(value, 1)]
+def check_json_value(value: Any, *, max_depth: int, strings: bool = True) -> None:
+    """Refuse a document nested deeper than `max_depth`, or (with `strings`) holding a NUL
+    in a string or key."""
+    if strings and isinstance(value, str) and "\x00" in value:
+        raise InvalidJson("Text must not contain NUL characters.")
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                raise InvalidJson("Text must not contain NUL characters.")
-        elif isinstance(item, dict | list):
-            if depth > max_depth:
-                raise InvalidJson(f"JSON nested deeper than {max_depth} levels is refused.")
-            children = item.items() if isinstance(item, dict) else enumerate(item)
-            for key, child in children:
-                if isinstance(key, str) and "\x00" in key:
+        if depth > max_depth:
+            raise InvalidJson(f"JSON nested deeper than {max_depth} levels is refused.")
+        children = item.values() if isinstance(item, dict) else item
+        if strings:
+            for text in item if isinstance(item, dict) else ():
+                if "\x00" in text:
                     raise InvalidJson("Text must not contain NUL characters.")
-                stack.append((child, depth + 1))
+            for child in children:
+                if isinstance(child, str) and "\x00" in child:
+                    raise InvalidJson("Text must not contain NUL characters.")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
 
 
 def _default(value: Any) -> Any:

@@ -104,12 +104,29 @@ def test_nan_and_infinity_are_refused(api, literal):
 
 
 def test_deeply_nested_json_is_400(api):
-    assert_problem(post_json(api, '{"displayName": ' + "[" * 100 + "]" * 100 + "}"), 400)
+    body = assert_problem(post_json(api, '{"displayName": ' + "[" * 100 + "]" * 100 + "}"), 400)
+    assert "nested deeper" in body["detail"]
 
 
-def test_nul_character_in_json_is_400(api):
-    body = assert_problem(post_json(api, '{"displayName": "a\\u0000b"}'), 400)
+@pytest.mark.parametrize(
+    "document",
+    [
+        '{"displayName": "a\\u0000b"}',
+        '{"displayName": "a", "tags": [["x", "b\\u0000"]]}',
+        '{"displayName": "a", "extra": {"inner": {"k\\u0000": 1}}}',
+        '"\\u0000"',
+    ],
+)
+def test_nul_character_in_json_is_400(api, document):
+    body = assert_problem(post_json(api, document), 400)
     assert "NUL" in body["detail"]
+
+
+def test_an_escaped_backslash_before_u0000_is_text_not_nul(api):
+    # The six characters \u0000 (a backslash escaped, then "u0000"): no NUL in them.
+    answer = post_json(api, '{"displayName": "a\\\\u0000b"}')
+    assert answer.status_code == 200, answer.get_json()
+    assert answer.get_json()["displayName"] == "a\\u0000b"
 
 
 def test_nul_character_in_query_is_400(api):

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import hashlib
 import logging
+import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -233,10 +234,7 @@ def insert_by_driver(
         session.execute(statement, list(rows))
         return
     plan = _insert_plan(table, columns, tuple(skip_duplicates_of), dialect)
-    values = [
-        tuple(convert(row[name]) for name, convert in zip(columns, plan.convert, strict=True))
-        for row in rows
-    ]
+    values = [_converted(plan.values_of(row), plan.conversions) for row in rows]
     driver: Any = connection.connection.driver_connection
     try:
         with driver.cursor() as cursor:
@@ -248,7 +246,8 @@ def insert_by_driver(
 @dataclass(frozen=True)
 class _InsertPlan:
     sql: str  # INSERT INTO t (columns) VALUES %s [ON CONFLICT (...) DO NOTHING]
-    convert: tuple[Callable[[Any], Any], ...]  # each column's bind conversion
+    values_of: Callable[[Mapping[str, Any]], tuple[Any, ...]]  # a row's values, in order
+    conversions: Conversions  # the bind conversions of the columns that have one
 
 
 @functools.lru_cache(maxsize=32)
@@ -261,10 +260,14 @@ def _insert_plan(
     if conflict:
         keys = ", ".join(quote.format_column(table.c[name]) for name in conflict)
         sql += f" ON CONFLICT ({keys}) DO NOTHING"
+    pick = operator.itemgetter(*columns)
     return _InsertPlan(
         sql=sql,
-        convert=tuple(
-            _processor(table.c[name].type, dialect, "bind") or _unchanged for name in columns
+        values_of=pick if len(columns) > 1 else lambda row: (pick(row),),
+        conversions=tuple(
+            (index, processor)
+            for index, name in enumerate(columns)
+            if (processor := _processor(table.c[name].type, dialect, "bind")) is not None
         ),
     )
 

@@ -21,7 +21,7 @@ writing the same ids wait for each other instead of deadlocking.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from sqlalchemy import select, update
@@ -65,6 +65,12 @@ CHANGED_COLUMNS = (
     "updated_utc",
     "last_activity_utc",
 )
+
+
+def _in_id_order(row: Mapping[str, Any]) -> int:
+    """A row's place in id order: its UUID's integer, the order UUIDs compare in (sorting
+    by the integer skips UUID's Python-level comparison, a few ms on 500 rows)."""
+    return row["id"].int
 
 
 class NoteWrites(Protocol):
@@ -159,10 +165,10 @@ class NoteBatch:
             name = db.session.scalar(owner_user_name_of(self.viewer.account.id))
             rows = [{**values, "owner_user_name": name, "sync_utc": None} for values in self._new]
             table: Any = Note.__table__
-            insert_by_driver(db.session, table, sorted(rows, key=lambda row: row["id"]))
+            insert_by_driver(db.session, table, sorted(rows, key=_in_id_order))
         if self._changed:
             rows = [{"id": note.id, **row, "sync_utc": None} for note, row in self._changed]
-            db.session.execute(update(Note), sorted(rows, key=lambda row: row["id"]))
+            db.session.execute(update(Note), sorted(rows, key=_in_id_order))
             for note, _ in self._changed:  # the session's copies are older than the rows
                 db.session.expire(note)
         remove_children("note", self._deleted)  # a tombstone keeps no images

@@ -503,9 +503,15 @@ def _record_mutations(written: set[Written]) -> None:
         [SyncNoteMutation.note_id, SyncNoteMutation.client_mutation_id],
         [
             {"note_id": note, "client_mutation_id": mutation, "payload_hash": digest}
-            for note, mutation, digest in sorted(written)
+            for note, mutation, digest in sorted(written, key=_by_note_and_mutation)
         ],
     )
+
+
+def _by_note_and_mutation(written: Written) -> tuple[int, str]:
+    """Sorted as the tuples sort (a note's id, then its clientMutationId: one hash each),
+    by the id's integer: UUID's own comparison runs in Python."""
+    return written[0].int, written[1]
 
 
 # --- categories --------------------------------------------------------------------------
