@@ -509,8 +509,8 @@ def _record_mutations(written: set[Written]) -> None:
 
 
 def _by_note_and_mutation(written: Written) -> tuple[int, str]:
-    """Sorted as the tuples sort (a note's id, then its clientMutationId: one hash each),
-    by the id's integer: UUID's own comparison runs in Python."""
+    """The order the (note id, clientMutationId, hash) tuples sort in, keyed by the id's
+    integer: UUID's own comparison runs in Python."""
     return written[0].int, written[1]
 
 
