@@ -69,10 +69,34 @@ def chromium_path() -> Path:
     return CHROMIUM
 
 
+def closing_body(app: Any) -> Any:
+    """The app with each response body closed however its request ends. Werkzeug's
+    development server skips the body's close() when the client resets the connection
+    while the server drains it after writing (a browser cancelling map tiles does), and
+    the file behind a send_file() response is then left open until garbage collection
+    (a ResourceWarning, an error under this suite's warning filter). A generator's
+    `finally` runs when it is collected, before the file it holds."""
+
+    def wsgi(environ: dict[str, Any], start_response: Any) -> Iterator[bytes]:
+        body = app(environ, start_response)
+
+        def chunks() -> Iterator[bytes]:
+            try:
+                yield from body
+            finally:
+                close = getattr(body, "close", None)
+                if close is not None:
+                    close()
+
+        return chunks()
+
+    return wsgi
+
+
 @pytest.fixture
 def live_server(app: Any) -> Iterator[str]:
     """The app served by a real HTTP server in a thread, on a free port."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
+    server = make_server("127.0.0.1", 0, closing_body(app), threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
