@@ -514,6 +514,7 @@ EXTRA_PROBLEMS: dict[str, frozenset[int]] = {
     # a teamId that names no team the caller may see
     "POST /api/trackables": frozenset({404}),
     "POST /api/trackables/groups": frozenset({404}),
+    "POST /api/webhooks": frozenset({404}),
 }
 
 

@@ -8,7 +8,7 @@ from uuid import UUID
 
 from flask import current_app
 
-from app.api.base import Blueprint
+from app.api.base import PROBLEM_JSON, Blueprint, ProblemSchema
 from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.webhooks.schemas import (
     WebhookCreatedSchema,
@@ -36,6 +36,20 @@ CAPPED_LIST_HEADERS = {
 }
 
 
+def conflict_response(description: str, code: str, detail: str) -> dict[str, Any]:
+    """The 409 of a delivery that cannot be sent now (its codes in `description`)."""
+    example = {"type": "about:blank", "title": "Conflict", "status": 409, "detail": detail}
+    return {
+        "schema": ProblemSchema,
+        "content_type": PROBLEM_JSON,
+        "description": description,
+        "example": {**example, "code": code},
+    }
+
+
+SWITCHED_OFF = "`webhook_disabled`: the webhook is switched off; switch it on first (PATCH)."
+
+
 @blp.route("", methods=["POST"])
 @blp.auth()
 @blp.arguments(WebhookCreateSchema)
@@ -43,9 +57,10 @@ CAPPED_LIST_HEADERS = {
 def create_webhook(data: dict) -> Any:
     """Create a webhook
 
-    For me, or with `teamId` for a team I am an admin of. The answer holds the signing
-    secret, shown this once. At most `WEBHOOKS_PER_OWNER` (20) per user and per team
-    (400 `webhook_limit_reached`).
+    For me, or with `teamId` for a team I am an admin of (403 `team_admin_required` for
+    its other members, 404 `team_not_found` for a team I may not see). The answer holds
+    the signing secret, shown this once. At most `WEBHOOKS_PER_OWNER` (20) per user and
+    per team (400 `webhook_limit_reached`).
     """
     created = webhooks.create_webhook(current_viewer(), current_app.config, **data)
     db.session.commit()
@@ -124,6 +139,15 @@ def list_webhook_deliveries(query: dict, webhook_id: UUID) -> Any:
 @blp.route("/<uuid:webhook_id>/deliveries/<uuid:delivery_id>/redeliver", methods=["POST"])
 @blp.auth()
 @blp.response(202, WebhookDeliverySchema)
+@blp.alt_response(
+    409,
+    **conflict_response(
+        "`webhook_delivery_pending`: the delivery is still being tried; wait for its "
+        "outcome. " + SWITCHED_OFF,
+        "webhook_delivery_pending",
+        "The delivery is still being tried.",
+    ),
+)
 def redeliver_webhook_delivery(webhook_id: UUID, delivery_id: UUID) -> Any:
     """Send a delivery again
 
@@ -138,6 +162,9 @@ def redeliver_webhook_delivery(webhook_id: UUID, delivery_id: UUID) -> Any:
 @blp.route("/<uuid:webhook_id>/test", methods=["POST"])
 @blp.auth()
 @blp.response(202, WebhookDeliverySchema)
+@blp.alt_response(
+    409, **conflict_response(SWITCHED_OFF, "webhook_disabled", "Switch the webhook on first.")
+)
 def test_webhook(webhook_id: UUID) -> Any:
     """Send a test message
 

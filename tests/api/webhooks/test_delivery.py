@@ -224,6 +224,15 @@ def test_after_the_overlap_only_the_new_secret_signs(app, api, world, receiver):
         verify(hook["secret"], got)
 
 
+def documented(api: Any, method: str, path: str) -> set[int]:
+    """The statuses the OpenAPI document gives an operation."""
+    operation = api.get("/api/openapi.json").get_json()["paths"][path][method]
+    return {int(status) for status in operation["responses"]}
+
+
+REDELIVER = "/api/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver"
+
+
 def test_a_test_message_and_a_redelivery_keep_their_id(app, api, world, receiver):
     hook = subscribe(api, world.item_watcher, receiver.url())
     base = f"/api/webhooks/{hook['webhookId']}"
@@ -233,6 +242,7 @@ def test_a_test_message_and_a_redelivery_keep_their_id(app, api, world, receiver
     pending = api.as_user(world.item_watcher).post(f"{base}/deliveries/{delivery_id}/redeliver")
     assert pending.status_code == 409
     assert pending.get_json()["code"] == "webhook_delivery_pending"
+    assert 409 in documented(api, "post", REDELIVER)
     run_jobs(app)
     again = api.as_user(world.item_watcher).post(f"{base}/deliveries/{delivery_id}/redeliver")
     assert again.status_code == 202
@@ -267,3 +277,24 @@ def test_the_delivery_list_is_paged_newest_first(app, api, world, receiver):
     listed = [one["deliveryId"] for one in first.get_json() + following.get_json()]
     assert sorted(listed) == sorted(sent)
     assert client.get(f"{base}/deliveries?limit=101").status_code == 400
+
+
+def test_a_switched_off_webhook_sends_no_test_and_no_redelivery(app, api, world, receiver):
+    hook = subscribe(api, world.item_watcher, receiver.url())
+    base = f"/api/webhooks/{hook['webhookId']}"
+    as_watcher = api.as_user(world.item_watcher)
+    delivery_id = as_watcher.post(f"{base}/test").get_json()["deliveryId"]
+    run_jobs(app)
+    switched = as_watcher.open("PATCH", base, json={"isEnabled": False})
+    assert switched.status_code == 200
+    for path, url in (
+        ("/api/webhooks/{webhookId}/test", f"{base}/test"),
+        (REDELIVER, f"{base}/deliveries/{delivery_id}/redeliver"),
+    ):
+        refused = as_watcher.post(url)
+        assert refused.status_code == 409, url
+        assert refused.content_type == "application/problem+json"
+        assert refused.get_json()["code"] == "webhook_disabled"
+        assert 409 in documented(api, "post", path)
+    run_jobs(app)
+    assert len(receiver.received) == 1

@@ -145,6 +145,14 @@ def test_a_team_webhook_is_for_the_teams_admins_only(api):
     assert api.as_user(member).get("/api/webhooks").get_json() == []
 
 
+def test_a_team_that_does_not_exist_is_404_as_documented(api):
+    body = {"url": URL, "teamId": "10713c61-830d-4461-b1b7-413155374081"}
+    problem(api.as_user(make_user()).post("/api/webhooks", json=body), 404, "team_not_found")
+    document = api.get("/api/openapi.json").get_json()
+    assert "404" in document["paths"]["/api/webhooks"]["post"]["responses"]
+    assert db.session.scalar(select(func.count()).select_from(WebhookSubscription)) == 0
+
+
 def test_the_list_is_paged(api):
     ada = make_user()
     for number in range(3):
