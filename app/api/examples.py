@@ -762,6 +762,12 @@ def problem(status: int) -> dict[str, Any]:
     return {"type": "about:blank", "title": fields["title"], "status": status, **fields}
 
 
+def coded_problem(status: int, title: str, code: str, detail: str, **extra: Any) -> dict[str, Any]:
+    """A problem-details example of one registry `code`, for a route's own response."""
+    example = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    return {**example, "code": code, **extra}
+
+
 # --- the inbox -------------------------------------------------------------------------------
 
 NOTIFICATION_ID = "4f1c9e2a-7b3d-4c58-9e06-2a8d5b7c1f34"

@@ -43,10 +43,8 @@ EXCLUDED_CHECKS: dict[str, str] = {}
 # one, every later request is anonymous, and the "signed-in" run tests almost nothing as a
 # user. The anonymous run still fuzzes them; their rules have tests of their own.
 SESSION_ENDING_PATHS: dict[str, str] = {
-    # {"forgetMachine": true} ends every session of the caller (test_two_factor.py)
-    "/api/auth/manage/2fa": "forgetMachine ends the caller's sessions",
-    # DELETE (its only method) deletes the caller's account (test_account_deletion.py)
-    "/api/account": "deletes the caller's account",
+    "/api/auth/manage/2fa": "forgetMachine ends every session (test_two_factor.py)",
+    "/api/account": "DELETE, its only method, deletes the account (test_account_deletion.py)",
 }
 
 GENEROUS = {

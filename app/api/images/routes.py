@@ -10,6 +10,7 @@ from uuid import UUID
 from flask import Response, request
 
 from app.api.base import PROBLEM_JSON, Blueprint, ProblemSchema
+from app.api.examples import coded_problem
 from app.api.images.schemas import ImageEnvelopeSchema, ImageSchema, ImageUploadFormSchema
 from app.auth import current_viewer
 from app.errors import ValidationFailed
@@ -32,10 +33,7 @@ JPEG_DOC = {
 
 
 def _problem(status: int, title: str, code: str, detail: str) -> dict[str, Any]:
-    return {
-        "value": {"type": "about:blank", "title": title, "status": status, "detail": detail}
-        | {"code": code}
-    }
+    return {"value": coded_problem(status, title, code, detail)}
 
 
 UPLOAD_REFUSED = {

@@ -10,6 +10,7 @@ from uuid import UUID
 from flask import Response, current_app
 
 from app.api.base import PROBLEM_JSON, Blueprint, ProblemSchema
+from app.api.examples import coded_problem
 from app.api.privacy.schemas import (
     AccountExportSchema,
     ExportInProgressProblemSchema,
@@ -28,18 +29,11 @@ blp = Blueprint(
 )
 
 
-def _problem(status: int, title: str, code: str, detail: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "about:blank", "title": title, "status": status, "detail": detail} | {
-        "code": code,
-        **extra,
-    }
-
-
 IN_PROGRESS = {
     "schema": ExportInProgressProblemSchema,
     "content_type": PROBLEM_JSON,
     "description": "The account's previous export is still queued or running; `exportId` names it.",
-    "example": _problem(
+    "example": coded_problem(
         409,
         "Conflict",
         "account_export_in_progress",
@@ -53,7 +47,7 @@ DAILY_LIMIT = {
     "description": "The account asked for its exports for the day (3 in 24 hours by "
     "default); `Retry-After` says when the next one fits.",
     "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
-    "example": _problem(
+    "example": coded_problem(
         429,
         "Too many requests",
         "account_export_daily_limit_reached",
@@ -64,7 +58,7 @@ NOT_READY = {
     "schema": ExportNotReadyProblemSchema,
     "content_type": PROBLEM_JSON,
     "description": "The export is not made yet (`queued`, `running`) or it `failed`.",
-    "example": _problem(
+    "example": coded_problem(
         409,
         "Conflict",
         "account_export_not_ready",
@@ -76,7 +70,7 @@ EXPIRED = {
     "schema": ProblemSchema,
     "content_type": PROBLEM_JSON,
     "description": "The export's download time (24 hours) ran out; its file is gone.",
-    "example": _problem(
+    "example": coded_problem(
         410,
         "Gone",
         "account_export_expired",

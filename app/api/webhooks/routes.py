@@ -9,6 +9,7 @@ from uuid import UUID
 from flask import current_app
 
 from app.api.base import PROBLEM_JSON, Blueprint, ProblemSchema
+from app.api.examples import coded_problem
 from app.api.pages import LINK_HEADERS, PageQuerySchema, list_answer
 from app.api.webhooks.schemas import (
     WebhookCreatedSchema,
@@ -38,12 +39,11 @@ CAPPED_LIST_HEADERS = {
 
 def conflict_response(description: str, code: str, detail: str) -> dict[str, Any]:
     """The 409 of a delivery that cannot be sent now (its codes in `description`)."""
-    example = {"type": "about:blank", "title": "Conflict", "status": 409, "detail": detail}
     return {
         "schema": ProblemSchema,
         "content_type": PROBLEM_JSON,
         "description": description,
-        "example": {**example, "code": code},
+        "example": coded_problem(409, "Conflict", code, detail),
     }
 
 
