@@ -14,6 +14,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ OUTAGE_SECONDS = 3.0
 ANSWER_WITHIN = 2.0
 RECOVER_WITHIN = 5.0
 RECOVERY_FIGURE = ROOT / ".pytest_cache" / "outage-recovery-seconds"
+BEAT_SECONDS = 0.01
 
 
 @pytest.fixture
@@ -47,6 +49,56 @@ def proxy(postgresql_url):
     proxy = CuttableProxy((url.host or "127.0.0.1", url.port or 5432))
     yield proxy
     proxy.close()
+
+
+class Heartbeat:
+    """Notes when this process could not run at all: a thread that wakes every
+    BEAT_SECONDS. A beat that comes late means every thread of the process stood still
+    (a full garbage collection of the long-lived test worker, or the other xdist worker
+    holding both cores); CI once saw a 1.4 s gap. Time limits on the service's answers
+    are checked on a request's time less such gaps (`working`); a request that waits
+    with the GIL released, as every wait for the database does, keeps the beat going."""
+
+    def __init__(self) -> None:
+        self.beats: list[float] = [time.monotonic()]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+
+    def _beat(self) -> None:
+        while not self.stop.wait(BEAT_SECONDS):
+            self.beats.append(time.monotonic())
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def end(self) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def working(self, started: float, ended: float) -> float:
+        """Seconds of `started`..`ended` during which the process was able to run."""
+        stalled = 0.0
+        for before, after in zip(self.beats, self.beats[1:], strict=False):
+            if after - before > 5 * BEAT_SECONDS:
+                overlap = min(after, ended) - max(before, started)
+                stalled += max(0.0, overlap - BEAT_SECONDS)
+        return ended - started - stalled
+
+
+@pytest.fixture
+def heart() -> Iterator[Heartbeat]:
+    beating = Heartbeat()
+    beating.start()
+    yield beating
+    beating.end()
+
+
+def test_the_heartbeat_discounts_only_the_time_the_process_stood_still():
+    heart = Heartbeat()
+    heart.beats = [0.0, 0.01, 0.02, 1.42, 1.43, 1.44]  # stood still from 0.02 to 1.42
+    assert heart.working(0.0, 1.44) == pytest.approx(0.05)
+    assert heart.working(1.0, 1.44) == pytest.approx(0.03)  # a request begun in the stall
+    assert heart.working(0.0, 0.02) == pytest.approx(0.02)  # before it: counted whole
 
 
 def load(app: Any, token: str, stop: threading.Event, seen: list, route: str) -> None:
@@ -72,7 +124,7 @@ def load(app: Any, token: str, stop: threading.Event, seen: list, route: str) ->
 
 
 def test_an_outage_is_503_within_2_s_and_the_service_recovers_within_5_s(
-    app, proxy, postgresql_url, tmp_path
+    app, proxy, postgresql_url, tmp_path, heart
 ):
     from app.auth import issue_access_token
 
@@ -115,7 +167,7 @@ def test_an_outage_is_503_within_2_s_and_the_service_recovers_within_5_s(
     for route, started, ended, status, mimetype in during:
         assert status == 503, (route, status)
         assert mimetype == "application/problem+json"
-        assert ended - started <= ANSWER_WITHIN, (route, ended - started)
+        assert heart.working(started, ended) <= ANSWER_WITHIN, (route, ended - started)
     assert all(s[3] not in (500, 599) for s in seen), [s for s in seen if s[3] in (500, 599)]
     recovered = {}
     for route in ("write", "read", "public"):
@@ -153,7 +205,7 @@ def ready(app: Any, stop: threading.Event, seen: list) -> None:
 
 @pytest.mark.parametrize("mode", ["black_hole", "cut"])
 def test_a_lost_database_fails_the_first_request_in_time_and_the_next_ones_at_once(
-    app, proxy, postgresql_url, tmp_path, mode
+    app, proxy, postgresql_url, tmp_path, mode, heart
 ):
     """A silent partition (connections open, nothing answered) or a reset: the requests in
     flight fail within their deadline, every request after the first failure answers 503
@@ -203,15 +255,15 @@ def test_a_lost_database_fails_the_first_request_in_time_and_the_next_ones_at_on
     assert failed, during
     assert all(s[4] == "application/problem+json" for s in failed)
     first = failed[0][2]
-    assert first - lost <= FIRST_FAILURE_WITHIN, first - lost
+    assert heart.working(lost, first) <= FIRST_FAILURE_WITHIN, first - lost
     for route, started, ended, _, _ in during:
         limit = CHECK_SECONDS + 1.0 if route == "readyz" else FIRST_FAILURE_WITHIN
-        assert ended - started <= limit, (route, ended - started)
+        assert heart.working(started, ended) <= limit, (route, ended - started)
     following = [s for s in during if s[1] > first and s[2] < back]
     assert len(following) >= 10, following
     for route, started, ended, status, _ in following:
         assert status == 503, (route, status)
-        assert ended - started <= THEN_WITHIN, (route, ended - started)
+        assert heart.working(started, ended) <= THEN_WITHIN, (route, ended - started)
     for route in ("write", "read", "public", "readyz"):
         after = sorted(s for s in seen if s[0] == route and s[1] >= back)
         failing = [s for s in after if s[3] >= 300]
