@@ -22,6 +22,7 @@ from app.models import Base
 from app.models.user import User
 from app.platform import fast
 from config import normalize_database_url
+from tests.heartbeat import Heartbeat
 
 
 def needs_fast_path(name: str) -> pytest.MarkDecorator:
@@ -209,6 +210,15 @@ class ApiClient:
 
     def delete(self, url: str, **kwargs: Any) -> Any:
         return self.open("DELETE", url, **kwargs)
+
+
+@pytest.fixture
+def heart() -> Iterator[Heartbeat]:
+    """A running heartbeat, for a test that checks how long the service took."""
+    beating = Heartbeat()
+    beating.start()
+    yield beating
+    beating.end()
 
 
 @pytest.fixture

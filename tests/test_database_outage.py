@@ -14,7 +14,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,6 @@ OUTAGE_SECONDS = 3.0
 ANSWER_WITHIN = 2.0
 RECOVER_WITHIN = 5.0
 RECOVERY_FIGURE = ROOT / ".pytest_cache" / "outage-recovery-seconds"
-BEAT_SECONDS = 0.01
 
 
 @pytest.fixture
@@ -49,56 +47,6 @@ def proxy(postgresql_url):
     proxy = CuttableProxy((url.host or "127.0.0.1", url.port or 5432))
     yield proxy
     proxy.close()
-
-
-class Heartbeat:
-    """Notes when this process could not run at all: a thread that wakes every
-    BEAT_SECONDS. A beat that comes late means every thread of the process stood still
-    (a full garbage collection of the long-lived test worker, or the other xdist worker
-    holding both cores); CI once saw a 1.4 s gap. Time limits on the service's answers
-    are checked on a request's time less such gaps (`working`); a request that waits
-    with the GIL released, as every wait for the database does, keeps the beat going."""
-
-    def __init__(self) -> None:
-        self.beats: list[float] = [time.monotonic()]
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._beat, daemon=True)
-
-    def _beat(self) -> None:
-        while not self.stop.wait(BEAT_SECONDS):
-            self.beats.append(time.monotonic())
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def end(self) -> None:
-        self.stop.set()
-        self.thread.join()
-
-    def working(self, started: float, ended: float) -> float:
-        """Seconds of `started`..`ended` during which the process was able to run."""
-        stalled = 0.0
-        for before, after in zip(self.beats, self.beats[1:], strict=False):
-            if after - before > 5 * BEAT_SECONDS:
-                overlap = min(after, ended) - max(before, started)
-                stalled += max(0.0, overlap - BEAT_SECONDS)
-        return ended - started - stalled
-
-
-@pytest.fixture
-def heart() -> Iterator[Heartbeat]:
-    beating = Heartbeat()
-    beating.start()
-    yield beating
-    beating.end()
-
-
-def test_the_heartbeat_discounts_only_the_time_the_process_stood_still():
-    heart = Heartbeat()
-    heart.beats = [0.0, 0.01, 0.02, 1.42, 1.43, 1.44]  # stood still from 0.02 to 1.42
-    assert heart.working(0.0, 1.44) == pytest.approx(0.05)
-    assert heart.working(1.0, 1.44) == pytest.approx(0.03)  # a request begun in the stall
-    assert heart.working(0.0, 0.02) == pytest.approx(0.02)  # before it: counted whole
 
 
 def load(app: Any, token: str, stop: threading.Event, seen: list, route: str) -> None:

@@ -50,15 +50,15 @@ def _requests(site: Site, path: str) -> int:
     return sum(1 for seen, _ in site.seen if seen.split("?", 1)[0] == path)
 
 
-def test_one_push_spends_at_most_its_link_budget_on_fetches(api, alice, site):
+def test_one_push_spends_at_most_its_link_budget_on_fetches(api, alice, site, heart):
     assert SLOW_SECONDS > BUDGET_SECONDS  # each slow page alone would outlast the budget
     before = _requests(site, "/slow")
     good = _linked(site.url("/title"))
     slow = [_linked(site.url(f"/slow?page={n}")) for n in range(8)]
     started = time.monotonic()
     result = pushed(api, alice, notes=[good, *slow])
-    elapsed = time.monotonic() - started
-    assert elapsed < BUDGET_SECONDS + 1.0, elapsed
+    ended = time.monotonic()
+    assert heart.working(started, ended) < BUDGET_SECONDS + 1.0, ended - started
     assert result["appliedNoteIds"] == [good["noteId"]]  # checked first, in time
     conflicts = {c["id"]: c for c in result["conflicts"]}
     assert set(conflicts) == {record["noteId"] for record in slow}
