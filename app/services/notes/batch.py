@@ -73,6 +73,15 @@ def _in_id_order(row: Mapping[str, Any]) -> int:
     return row["id"].int
 
 
+def _held_categories(category_ids: Iterable[uuid.UUID]) -> list[Category]:
+    """The categories a batch's changes name, read in one statement; the batch holds the
+    list so that they stay in the session, where each rule that asks for one finds them."""
+    wanted = set(category_ids)
+    if not wanted:
+        return []
+    return list(db.session.scalars(select(Category).where(Category.id.in_(wanted))))
+
+
 class NoteWrites(Protocol):
     """Where a sync push sends the note changes it accepted."""
 
@@ -88,15 +97,9 @@ class WriteEach:
     again themselves)."""
 
     def __init__(self, viewer: Viewer, *, category_ids: Iterable[uuid.UUID] = ()) -> None:
-        """`category_ids`: the categories the changes name, read here in one statement
-        and held for the batch, so each rule that asks for one finds it in the session."""
+        """`category_ids`: the categories the changes name (`_held_categories`)."""
         self.viewer = viewer
-        wanted = set(category_ids)
-        self._categories = (
-            list(db.session.scalars(select(Category).where(Category.id.in_(wanted))))
-            if wanted
-            else []
-        )
+        self._categories = _held_categories(category_ids)
 
     def create(self, scope: OwnerScope, **fields: Any) -> None:
         create_note(self.viewer, scope, **fields)
@@ -112,15 +115,9 @@ class NoteBatch:
     """Changes checked as they come, written together by `write` (module docstring)."""
 
     def __init__(self, viewer: Viewer, *, category_ids: Iterable[uuid.UUID] = ()) -> None:
-        """`category_ids`: the categories the changes name, read here in one statement
-        and held for the batch, so each rule that asks for one finds it in the session."""
+        """`category_ids`: the categories the changes name (`_held_categories`)."""
         self.viewer = viewer
-        wanted = set(category_ids)
-        self._categories = (
-            list(db.session.scalars(select(Category).where(Category.id.in_(wanted))))
-            if wanted
-            else []
-        )
+        self._categories = _held_categories(category_ids)
         self._new: list[dict[str, Any]] = []
         self._changed: list[tuple[Note, dict[str, Any]]] = []
         self._deleted: list[uuid.UUID] = []
