@@ -163,7 +163,7 @@ def _load_token_user(payload: Mapping[str, Any]) -> User | None:
 
 
 def _read_account(user_id: uuid.UUID) -> User | None:
-    if has_request_context() and request.method not in READ_METHODS:
+    if is_write_request():
         # A write: its transaction starts with the account, locked until it ends, so a
         # deletion of the account waits for the write or the write for the deletion (and
         # then finds no account): it never writes into an account being deleted.
@@ -176,6 +176,14 @@ def _read_account(user_id: uuid.UUID) -> User | None:
 
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def is_write_request() -> bool:
+    """Whether a request is being served and may write (any method but a read's): its
+    writes lock what they write on behalf of (the account here, a team in policies.teams)."""
+    return has_request_context() and request.method not in READ_METHODS
+
+
 # Set before the token check by a route that changes the account row itself in a way its
 # other writes must wait for (its deletion): the token read takes the exclusive lock.
 EXCLUSIVE_ACCOUNT = "exclusive_account"
@@ -184,7 +192,7 @@ REQUEST_CACHE = ("viewer", "token_checked", "token_user_key", "token_user")
 
 def _account_key() -> Any:
     """The signed-in caller's account key in a write request, else None (no load)."""
-    if not has_request_context() or request.method in READ_METHODS:
+    if not is_write_request():
         return None
     user = g.get("token_user")
     identity = sa_inspect(user).identity if user is not None else None

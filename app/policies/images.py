@@ -66,6 +66,8 @@ PARENT_NOT_FOUND = {
 
 
 def load_parent(target: ImageTarget, parent_id: uuid.UUID) -> Any | None:
+    if target is ImageTarget.TEAM:  # an upload and the team's deletion take turns
+        return team_policy.team_for(parent_id)
     return db.session.get(PARENT_MODELS[target], parent_id)
 
 

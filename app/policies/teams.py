@@ -11,6 +11,8 @@
 - `Viewer.team_roles` comes from the caller's active memberships, read once per request (when
   a policy first asks) by the viewer part below, so a removed member loses access at their
   next request.
+- A write request reads the team it names locked (`team_for`), so a team's deletion and the
+  writes into the team take turns: no row is written into a team being deleted.
 
 Team note actions (who may list, create, edit, remove or delete them) are note rules and sit
 with them in policies/notes.py.
@@ -22,9 +24,10 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from flask import g
 from sqlalchemy import select
 
-from app.auth import Viewer
+from app.auth import Viewer, is_write_request
 from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.models.team import (
@@ -36,6 +39,7 @@ from app.models.team import (
     team_slug,
 )
 from app.models.user import User
+from app.platform.database import get_for_write, on_write_lock
 
 # --- the viewer's teams ------------------------------------------------------------------
 
@@ -62,6 +66,48 @@ def active_team_roles(user: User | None) -> Mapping[str, Any]:
 
 def _not_found() -> NotFound:
     return NotFound("Team not found.", code="team_not_found")
+
+
+def team_for(team_id: uuid.UUID, *, exclusive: bool = False) -> Team | None:
+    """The team a request names. A write request reads it locked until its transaction
+    ends (`get_for_write`): the team's deletion takes the lock `exclusive`ly, the writes
+    into the team share it, so a deletion waits for the writes already in the team and
+    the writes after it find no team (404). On SQLite, where a shared read locks nothing,
+    the team is read again once the request takes the database's write lock
+    (`_teams_under_lock`). The lock is taken once per transaction."""
+    if not is_write_request():
+        return db.session.get(Team, team_id)
+    session = db.session()
+    held = session.info.get(LOCKED_TEAMS)
+    if held and held[0] is session.get_transaction() and team_id in held[1] and not exclusive:
+        return session.get(Team, team_id)
+    team = get_for_write(session, Team, team_id, exclusive=exclusive)
+    if session.get_bind().dialect.name == "sqlite" and not exclusive:
+        g.setdefault("teams_to_check", set()).add(team_id)
+    elif team is not None:
+        transaction = session.get_transaction()
+        if not held or held[0] is not transaction:
+            held = session.info[LOCKED_TEAMS] = (transaction, set[uuid.UUID]())
+        held[1].add(team_id)
+    return team
+
+
+# Session.info: the transaction that holds team locks, and which teams it locked.
+LOCKED_TEAMS = "locked_teams"
+
+
+def _teams_under_lock(connection: Any) -> None:
+    """SQLite, as a write request takes the database's write lock: 404 when a team it read
+    before (`team_for`) was deleted meanwhile."""
+    wanted = g.pop("teams_to_check", None) if is_write_request() else None
+    if not wanted:
+        return
+    found = set(connection.execute(select(Team.id).where(Team.id.in_(wanted))).scalars())
+    if found != wanted:
+        raise _not_found()
+
+
+on_write_lock(_teams_under_lock)
 
 
 def active_member_ids(team_ids: Iterable[uuid.UUID], *, admins: bool = False) -> set[uuid.UUID]:
@@ -97,18 +143,19 @@ def can_view_team(viewer: Viewer, team: Team, own: TeamMembership | None) -> boo
 
 def get_visible_team(viewer: Viewer, team_id: uuid.UUID) -> tuple[Team, TeamMembership | None]:
     """The team and the caller's record with it, or 404."""
-    team = db.session.get(Team, team_id)
+    team = team_for(team_id)
     own = own_membership(viewer, team_id) if team is not None else None
     if team is None or not can_view_team(viewer, team, own):
         raise _not_found()
     return team, own
 
 
-def require_member(viewer: Viewer, team_id: uuid.UUID) -> Team:
+def require_member(viewer: Viewer, team_id: uuid.UUID, *, exclusive: bool = False) -> Team:
     """The team's workspace: active members only. Anyone else gets 403 when the team's page
     is public (they can see the team, not act in it), 404 when it is members-only (they
-    cannot see it; invitees and requesters included: page visibility alone decides)."""
-    team = db.session.get(Team, team_id)
+    cannot see it; invitees and requesters included: page visibility alone decides).
+    `exclusive`: the team's own deletion (`team_for`)."""
+    team = team_for(team_id, exclusive=exclusive)
     if team is not None and viewer.is_member_of(team_id):
         return team
     if team is not None and team.page_visibility == PageVisibility.PUBLIC:
@@ -122,7 +169,7 @@ def require_own_team(viewer: Viewer, team_id: uuid.UUID) -> Team:
     their own with it) but is no active member of is 403: seen, not theirs to act for; one
     they cannot see is 404 (decisions: hide, don't forbid)."""
     if viewer.is_member_of(team_id):
-        team = db.session.get(Team, team_id)
+        team = team_for(team_id)
         if team is not None:
             return team
     team, _own = get_visible_team(viewer, team_id)
@@ -131,10 +178,10 @@ def require_own_team(viewer: Viewer, team_id: uuid.UUID) -> Team:
     )
 
 
-def require_admin(viewer: Viewer, team_id: uuid.UUID) -> Team:
+def require_admin(viewer: Viewer, team_id: uuid.UUID, *, exclusive: bool = False) -> Team:
     """Admin-only actions: 403 for a member who is not an admin; outside the team, as
     `require_member`."""
-    team = require_member(viewer, team_id)
+    team = require_member(viewer, team_id, exclusive=exclusive)
     if not viewer.is_admin_of(team_id):
         raise Forbidden("Only a team admin may do this.", code="team_admin_required")
     return team

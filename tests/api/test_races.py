@@ -70,7 +70,8 @@ def run_together(app, calls: list[tuple[User, Callable[[Any, dict[str, str]], An
         client = app.test_client()
         start.wait()
         response = calls[index][1](client, headers[index])
-        results[index] = (response.status_code, response.get_json(force=True, silent=True))
+        body = response.get_json(force=True, silent=True) if response.data else None
+        results[index] = (response.status_code, body)
 
     threads = [threading.Thread(target=run, args=(index,)) for index in range(len(calls))]
     for thread in threads:
@@ -459,3 +460,90 @@ def test_two_creations_cannot_both_take_the_last_trackables_of_the_hour(app, mon
     refused = next(body for status, body in results if status == 429)
     assert refused["code"] == "trackable_hourly_limit_reached"
     assert count(Trackable, Trackable.created_by_user_id == owner.id) == 6
+
+
+# --- team deletion -------------------------------------------------------------------------
+
+
+def test_team_deletion_while_its_members_write_wins_or_waits_never_500(app, api, monkeypatch):
+    """DELETE /api/teams/{id} while others write into the team: a team note, a team
+    category, a trackable for the team, an invite link, a team page image; a join by invite
+    link, a member leaving, an invitee accepting. Each either finishes before the deletion
+    (which then hands back or removes what it wrote) or waits and answers as for a team
+    that is gone (404); the deletion answers 204, and nothing names the team.
+
+    The writes start once the deletion has handed the team's notes back to their authors,
+    and the deletion waits there until they are done: without a lock they write into a
+    team being deleted (rows naming a team that no longer exists, foreign-key errors)."""
+    from app.models.image import ContentImage
+    from app.models.team import Team, TeamInviteLink
+    from app.models.trackable import Trackable
+    from app.services.teams import teams as team_service
+
+    writers = 8
+    finished: list[int] = []
+    all_written, handed_back = threading.Event(), threading.Event()
+
+    def writing(call: Callable[[Any, dict[str, str]], Any]) -> Callable[[Any, dict[str, str]], Any]:
+        def run(client: Any, headers: dict[str, str]) -> Any:
+            handed_back.wait(timeout=BARRIER_SECONDS)
+            try:
+                return call(client, headers)
+            finally:
+                finished.append(1)
+                if len(finished) % writers == 0:
+                    all_written.set()
+
+        return run
+
+    def post(url: str, body: dict[str, Any] | None = None) -> Callable[[Any, dict[str, str]], Any]:
+        if body is None:
+            return lambda client, headers: client.post(url, headers=headers)
+        return lambda client, headers: client.post(url, json=body, headers=headers)
+
+    def delete(url: str) -> Callable[[Any, dict[str, str]], Any]:
+        return lambda client, headers: client.delete(url, headers=headers)
+
+    handing_back = team_service.return_notes_to_authors
+
+    def hand_back_then_wait(*args: Any, **kwargs: Any) -> None:
+        handing_back(*args, **kwargs)
+        handed_back.set()
+        all_written.wait(timeout=BARRIER_SECONDS)
+
+    monkeypatch.setattr(team_service, "return_notes_to_authors", hand_back_then_wait)
+    for _ in range(2):
+        all_written.clear()
+        handed_back.clear()
+        admin, member, leaver, invitee, joiner = (make_user() for _ in range(5))
+        team = make_team(admin, members=(member, leaver))
+        invitation = make_membership(team, invitee, status=MembershipStatus.INVITED)
+        leaving = db.session.scalar(
+            select(TeamMembership.id).where(TeamMembership.user_id == leaver.id)
+        )
+        base, team_id = f"/api/teams/{team.id}", team.id
+        link = api.as_user(admin).post(f"{base}/invite-links", json={"isSingleUse": False})
+        assert link.status_code == 201, link.get_json()
+        join = f"/api/teams/invite-links/{team.slug}/{link.get_json()['code']}/join"
+        calls = [
+            (admin, delete(base)),
+            (member, writing(post(f"{base}/notes", {"title": "Racing"}))),
+            (member, writing(post(f"{base}/categories", {"name": "Racing"}))),
+            (member, writing(post("/api/trackables", {"name": "Racing", "teamId": str(team_id)}))),
+            (admin, writing(post(f"{base}/invite-links", {"isSingleUse": True}))),
+            (admin, writing(_upload_to(f"/api/images/teams/{team_id}"))),
+            (joiner, writing(post(join))),
+            (leaver, writing(delete(f"{base}/memberships/{leaving}"))),
+            (invitee, writing(post(f"{base}/memberships/{invitation.id}/accept"))),
+        ]
+        results = run_together(app, calls)
+        assert results[0][0] == 204, results
+        for status, body in results[1:]:
+            assert status in (200, 201, 204, 404), (status, body)
+        assert db.session.get(Team, team_id) is None
+        assert count(Note, Note.team_id == team_id) == 0
+        assert count(Category, Category.team_id == team_id) == 0
+        assert count(Trackable, Trackable.team_id == team_id) == 0
+        assert count(TeamInviteLink, TeamInviteLink.team_id == team_id) == 0
+        assert count(TeamMembership, TeamMembership.team_id == team_id) == 0
+        assert count(ContentImage, ContentImage.parent_id == team_id) == 0

@@ -158,7 +158,9 @@ def join(viewer: Viewer, team_slug_text: str, code: str) -> JoinResult:
     """Join (or ask to join) the link's team; returns `teamSlug` and `membershipStatus`."""
     user_id = viewer.account.id
     link = _working_link(team_slug_text, code)
-    team = link.team
+    team = team_policy.team_for(link.team_id)  # a deletion of the team first, or after this
+    if team is None:
+        raise NotFound("Invite link not found.", code="invite_link_not_found")
     own = team_policy.own_membership(viewer, link.team_id)
     following = memberships.next_status("join", own, team)
     if own is not None and following == own.status:

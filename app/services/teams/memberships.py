@@ -38,7 +38,7 @@ from app.models.base import utcnow
 from app.models.note import Note
 from app.models.team import JoinPolicy, MembershipStatus, Team, TeamInviteLink, TeamMembership
 from app.models.user import User
-from app.platform.database import lock_for_write
+from app.platform.database import get_for_write, lock_for_write, lock_rows
 from app.policies import teams as team_policy
 from app.services import events
 from app.services.shared import sync_log
@@ -229,6 +229,7 @@ def answer(
     one): of two identical answers sent at once, the second finds the first one's result
     and gets the answer a repeated request gets (409)."""
     lock_for_write(db.session, f"team-memberships:{team_id}")
+    team_policy.team_for(team_id)  # a deletion of the team first, or after this answer
     membership = team_policy.require_membership_action(viewer, team_id, membership_id, operation)
     return apply(
         membership.team, membership, membership.user_id, operation, actor_id=viewer.account.id
@@ -236,8 +237,12 @@ def answer(
 
 
 def _lock_team(team_id: uuid.UUID) -> Team | None:
-    """Serialize changes to a team's admins (PostgreSQL row lock; SQLite serializes writes)."""
-    return db.session.scalar(select(Team).where(Team.id == team_id).with_for_update())
+    """Changes to a team's admins take turns (`lock_rows`: FOR UPDATE, the database's write
+    lock on SQLite), and with the team's deletion. Take it before anything else of the
+    team is read: a request that holds the team's shared lock (`team_for`) and then asks
+    for this one would deadlock with its twin."""
+    locked = lock_rows(db.session, select(Team).where(Team.id == team_id))
+    return locked[0] if locked else None
 
 
 def _admin_count(team_id: uuid.UUID) -> int:
@@ -258,8 +263,8 @@ def _admin_count(team_id: uuid.UUID) -> int:
 def remove(viewer: Viewer, team_id: uuid.UUID, membership_id: uuid.UUID) -> None:
     """Leave (or withdraw a request, or refuse an invitation), or, as an admin, remove a
     member or withdraw an invitation. The team's last admin cannot go (409)."""
-    membership = team_policy.require_membership_action(viewer, team_id, membership_id, "delete")
     team = _lock_team(team_id)
+    membership = team_policy.require_membership_action(viewer, team_id, membership_id, "delete")
     was_admin = membership.is_active and membership.is_admin
     if membership.is_active and team is not None:
         left = membership.user_id == viewer.account.id
@@ -338,10 +343,12 @@ def end_account_memberships(user: User, counts: DeletionCounts) -> None:
         if _first_member(membership.team_id, user.id, admin=True) is not None:
             continue
         successor = _first_member(membership.team_id, user.id, admin=False)
-        team = db.session.get(Team, membership.team_id)
-        if successor is None and team is not None:
-            teams.dismantle(team)
-        elif successor is not None:
+        if successor is None:
+            # As the team's deletion by an admin: the writes into the team wait, or go first.
+            team = get_for_write(db.session, Team, membership.team_id, exclusive=True)
+            if team is not None:
+                teams.dismantle(team)
+        else:
             successor.is_admin, successor.updated_utc = True, now
     team_ids = db.session.scalars(
         select(Note.team_id)

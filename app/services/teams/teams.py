@@ -246,7 +246,7 @@ def update_settings(viewer: Viewer, team_id: uuid.UUID, changes: dict[str, Any])
 
 def delete_team(viewer: Viewer, team_id: uuid.UUID) -> None:
     """Admins delete a team; see `dismantle` for what becomes of its content."""
-    dismantle(team_policy.require_admin(viewer, team_id))
+    dismantle(team_policy.require_admin(viewer, team_id, exclusive=True))
 
 
 def dismantle(team: Team) -> None:
