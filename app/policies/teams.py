@@ -74,26 +74,13 @@ def team_for(team_id: uuid.UUID, *, exclusive: bool = False) -> Team | None:
     into the team share it, so a deletion waits for the writes already in the team and
     the writes after it find no team (404). On SQLite, where a shared read locks nothing,
     the team is read again once the request takes the database's write lock
-    (`_teams_under_lock`). The lock is taken once per transaction."""
+    (`_teams_under_lock`)."""
     if not is_write_request():
         return db.session.get(Team, team_id)
-    session = db.session()
-    held = session.info.get(LOCKED_TEAMS)
-    if held and held[0] is session.get_transaction() and team_id in held[1] and not exclusive:
-        return session.get(Team, team_id)
-    team = get_for_write(session, Team, team_id, exclusive=exclusive)
-    if session.get_bind().dialect.name == "sqlite" and not exclusive:
+    team = get_for_write(db.session, Team, team_id, exclusive=exclusive)
+    if db.session.get_bind().dialect.name == "sqlite" and not exclusive:
         g.setdefault("teams_to_check", set()).add(team_id)
-    elif team is not None:
-        transaction = session.get_transaction()
-        if not held or held[0] is not transaction:
-            held = session.info[LOCKED_TEAMS] = (transaction, set[uuid.UUID]())
-        held[1].add(team_id)
     return team
-
-
-# Session.info: the transaction that holds team locks, and which teams it locked.
-LOCKED_TEAMS = "locked_teams"
 
 
 def _teams_under_lock(connection: Any) -> None:

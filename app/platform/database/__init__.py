@@ -26,6 +26,7 @@ from app.platform.database.engine import (
 )
 from app.platform.database.locks import (
     begin_immediate,
+    first_in_transaction,
     get_for_write,
     insert_ignoring_duplicates,
     lock_for_write,
@@ -61,6 +62,7 @@ __all__ = [
     "enforce_foreign_keys",
     "engine_options",
     "execute_by_driver",
+    "first_in_transaction",
     "get_by_driver",
     "get_for_write",
     "guard_against_outages",

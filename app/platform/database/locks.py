@@ -36,6 +36,29 @@ def insert_ignoring_duplicates(
     insert_by_driver(session, table, rows, skip_duplicates_of=keys)
 
 
+def first_in_transaction(session: Session | scoped_session[Any], key: Any) -> bool:
+    """True the first time `key` is named in the session's current transaction, then
+    False: a lock that lasts until the transaction ends is taken once, however many
+    records of a batch ask for it. Kept per innermost transaction, since rolling back a
+    savepoint releases the locks taken inside it (a lock may then be taken again)."""
+    own = session() if isinstance(session, scoped_session) else session
+    inner = own.get_nested_transaction() or own.get_transaction()
+    if inner is None:  # none yet: begin the one the key is kept for
+        own.connection()
+        inner = own.get_transaction()
+    taken = own.info.get(_TAKEN)
+    if taken is None or taken[0] is not inner:
+        taken = own.info[_TAKEN] = (inner, set())
+    if key in taken[1]:
+        return False
+    taken[1].add(key)
+    return True
+
+
+# Session.info: the transaction of `first_in_transaction` and the keys named in it.
+_TAKEN = "locks_taken"
+
+
 def get_for_write(
     session: Session | scoped_session[Any], model: type[T], key: Any, *, exclusive: bool = False
 ) -> T | None:
@@ -51,10 +74,15 @@ def get_for_write(
       `lock_for_write`); a shared read locks nothing (the write lock is the database's:
       taken now it would serialise whole requests). A write that then finds its account
       gone meets a foreign-key violation, answered 401 (app.auth.answer_if_account_gone).
+
+    A shared lock is taken once per transaction (`first_in_transaction`): asked again, the
+    row comes from the session.
     """
     connection = session.connection()
     mapper: Mapper[Any] = inspect(model)
     (primary_key,) = mapper.primary_key
+    if not exclusive and not first_in_transaction(session, (mapper, key)):
+        return session.get(model, key)
     statement = select(model).where(primary_key == key).execution_options(populate_existing=True)
     if connection.dialect.name == "sqlite":
         if exclusive:
@@ -128,7 +156,7 @@ def lock_for_write(
     """
     if session.get_bind().dialect.name == "sqlite":
         begin_immediate(session.connection())
-    else:
+    elif first_in_transaction(session, ("advisory", key)):  # held already: not again
         digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
         lock_id = int.from_bytes(digest, "big", signed=True)
         execute_by_driver(session, ADVISORY_LOCK, {"id": lock_id})
