@@ -547,3 +547,67 @@ def test_team_deletion_while_its_members_write_wins_or_waits_never_500(app, api,
         assert count(TeamInviteLink, TeamInviteLink.team_id == team_id) == 0
         assert count(TeamMembership, TeamMembership.team_id == team_id) == 0
         assert count(ContentImage, ContentImage.parent_id == team_id) == 0
+
+
+# --- category deletion -------------------------------------------------------------------
+
+
+def test_nothing_written_into_a_category_being_deleted_is_left_in_its_tombstone(app, monkeypatch):
+    """A note is created in (or moved to) a category, or a category created under it,
+    while the category is deleted. The write reads the category live, then the deletion
+    moves the category's notes and children up to its parent and tombstones it, then the
+    write lands. Either the deletion waits for the write and moves what it wrote too, or
+    the write waits for the deletion and answers 400 (no such category): nothing live may
+    stay in a deleted category."""
+    import importlib
+
+    tree = importlib.import_module("app.services.categories.tree")
+    owner = make_user()
+    root = make_category(owner, name="Trips")
+    read, deleted = threading.Event(), threading.Event()
+    referenced = tree._referenced
+
+    def read_then_wait(*args: Any, **kwargs: Any) -> Category:
+        try:
+            return referenced(*args, **kwargs)
+        finally:
+            read.set()
+            deleted.wait(timeout=BARRIER_SECONDS)
+
+    monkeypatch.setattr(tree, "_referenced", read_then_wait)
+
+    def race(writing: str) -> None:
+        read.clear()
+        deleted.clear()
+        child = make_category(owner, name=f"Day {writing}", parent=root)
+        moved_id = make_note(owner, category=root).id
+        child_id, root_id = child.id, root.id
+
+        def write(client: Any, headers: dict[str, str]) -> Any:
+            body = {"title": "Racing", "categoryId": str(child_id)}
+            if writing == "create":
+                return client.post("/api/notes/mine", json=body, headers=headers)
+            if writing == "child":
+                child = {"name": "Racing", "parentCategoryId": str(child_id)}
+                return client.post("/api/categories/mine", json=child, headers=headers)
+            return client.post(f"/api/notes/mine/{moved_id}/move", json=body, headers=headers)
+
+        def delete(client: Any, headers: dict[str, str]) -> Any:
+            read.wait(timeout=BARRIER_SECONDS)
+            try:
+                return client.delete(f"/api/categories/mine/{child_id}", headers=headers)
+            finally:
+                deleted.set()
+
+        results = run_together(app, [(owner, write), (owner, delete)])
+        assert results[1][0] == 204, results
+        assert results[0][0] in (200, 201, 400), results
+        stranded = count(Note, Note.category_id == child_id, Note.is_deleted.is_(False))
+        stranded += count(
+            Category, Category.parent_category_id == child_id, Category.is_deleted.is_(False)
+        )
+        assert stranded == 0, (writing, results)
+        assert db.session.get(Category, root_id).is_deleted is False
+
+    for writing in ("create", "move", "child"):
+        race(writing)

@@ -27,7 +27,7 @@ from app.models.base import utcnow
 from app.models.category import DEFAULT_CATEGORY_NAME, Category, OwnerScope
 from app.models.note import Note
 from app.models.user import User
-from app.platform.database import lock_for_write
+from app.platform.database import first_in_transaction, lock_for_write
 from app.policies import categories as category_policy
 from app.services.shared.account_deletion import DeletionCounts
 from app.services.shared.languages import canonical_language
@@ -38,12 +38,14 @@ def _live(scope: OwnerScope) -> Any:
     return select(Category).where(scope.where(Category), Category.is_deleted.is_(False))
 
 
-def lock_tree(scope: OwnerScope) -> None:
+def lock_tree(scope: OwnerScope, *, reread: bool = True) -> None:
     """Serialise the scope's tree changes that read to decide (a move's cycle check, the
     "Notes" root made on demand, a sync push's base version): two crossing moves cannot
     both pass their check. Every change of an existing category (move, delete) takes it,
-    so a category read under it stays as read until the commit."""
-    lock_for_write(db.session, f"category-tree:{scope.user_id}:{scope.team_id}")
+    and so does every write that files a note or a category into one (`_referenced`,
+    `default_category`), so a category read under it stays as read until the commit: a
+    note cannot land in a category deleted meanwhile. Taken once per transaction."""
+    lock_for_write(db.session, f"category-tree:{scope.user_id}:{scope.team_id}", reread=reread)
 
 
 def _sort_key(category: Category) -> Key:
@@ -63,13 +65,24 @@ def get_category(scope: OwnerScope, category_id: uuid.UUID) -> Category:
 
 
 def _referenced(scope: OwnerScope, category_id: uuid.UUID, field: str) -> Category:
-    """A category named in a request body: 400 naming the field when it does not resolve.
-    Read through the session's identity map: a batch naming one category (a GPX import, a
-    sync push) loads it once."""
-    category = db.session.get(Category, category_id)
+    """A category named in a request body, read under the tree's lock (`lock_tree`): 400
+    naming the field when it does not resolve. Read afresh once per transaction, then
+    from the session's identity map: a batch naming one category (a sync push) loads it
+    once."""
+    category = _fresh(scope, category_id)
     if category is None or category.is_deleted or not scope.contains(category):
         raise ValidationFailed({field: ["No such category in this tree."]})
     return category
+
+
+def _fresh(scope: OwnerScope, category_id: uuid.UUID) -> Category | None:
+    """The category as it is under the tree's lock: the first time this transaction asks,
+    the lock is taken and a copy the session holds from before it is read again; after
+    that the session's copy is current."""
+    if not first_in_transaction(db.session, ("category", category_id)):
+        return db.session.get(Category, category_id)
+    lock_tree(scope, reread=False)
+    return db.session.get(Category, category_id, populate_existing=True)
 
 
 def list_categories(
@@ -282,8 +295,9 @@ def delete_category(viewer: Viewer, scope: OwnerScope, category_id: uuid.UUID) -
 
 
 def default_category(scope: OwnerScope, content_language: str) -> Category:
-    """The language's "Notes" root of this scope, created on first use (once: a request
-    that finds none looks again under the tree's lock, so two first notes share one)."""
+    """The language's "Notes" root of this scope, read under the tree's lock (a root is
+    deleted only when empty, under the same lock) and created on first use (once: two
+    first notes share one)."""
     language = canonical_language(content_language)
     query = (
         _live(scope)
@@ -295,11 +309,8 @@ def default_category(scope: OwnerScope, content_language: str) -> Category:
         .order_by(Category.created_utc, Category.id)
         .limit(1)
     )
-    found = db.session.scalar(query)
-    if found is not None:
-        return found
-    lock_tree(scope)
-    found = db.session.scalar(query)
+    lock_tree(scope, reread=False)
+    found = db.session.scalar(query.execution_options(populate_existing=True))
     if found is not None:
         return found
     category = Category(

@@ -104,8 +104,9 @@ def new_note_values(
     if visibility is None:
         visibility = team.default_note_visibility if team is not None else NoteVisibility.PRIVATE
     _checked_position(latitude, longitude)
-    category = categories.category_for_note(scope, category_id, content_language)
+    # The link first: its check may fetch the page, which the tree's lock must not wait for.
     url, description = links.checked_link(external_link_url, external_link_description)
+    category = categories.category_for_note(scope, category_id, content_language)
     if category is None:
         category = default_category(scope, content_language or default_language)
     now = utcnow()
@@ -180,11 +181,12 @@ def moved_values(scope: OwnerScope, note: Note, changes: dict[str, Any]) -> dict
     """The values a move gives the note, every rule checked first (so a refused move
     changes nothing): the one place those rules are written (move_note, and
     services.notes.batch for many)."""
-    category = _moved_category(scope, note, changes)
     latitude = changes.get("latitude", note.latitude)
     longitude = changes.get("longitude", note.longitude)
     _checked_position(latitude, longitude)
+    # The link first: its check may fetch the page, which the tree's lock must not wait for.
     link = links.changed_link(note.external_link_url, note.external_link_description, changes)
+    category = _moved_category(scope, note, changes)
     values: dict[str, Any] = {}
     if category is not None:
         values["category_id"], values["content_language"] = category.id, category.content_language
