@@ -611,3 +611,26 @@ def test_nothing_written_into_a_category_being_deleted_is_left_in_its_tombstone(
 
     for writing in ("create", "move", "child"):
         race(writing)
+
+
+def test_two_admins_deleting_one_team_at_once_succeed_once(app, monkeypatch, barrier):
+    from app.models.team import Team
+
+    first, second = make_user(), make_user()
+    team = make_team(first)
+    make_membership(team, second, is_admin=True)
+    note = make_note(second, category=make_category(team_id=team.id, name="Shared"))
+    note.team_id = team.id
+    db.session.commit()
+    team_id, note_id = team.id, note.id
+    stop_after(monkeypatch, "app.services.teams.teams.return_notes_to_authors", barrier)
+
+    def delete(client: Any, headers: dict[str, str]) -> Any:
+        return client.delete(f"/api/teams/{team_id}", headers=headers)
+
+    results = run_together(app, [(first, delete), (second, delete)])
+    assert statuses(results) == [204, 404]  # 404: what a repeated deletion gets
+    assert db.session.get(Team, team_id) is None
+    returned = db.session.get(Note, note_id)
+    assert (returned.team_id, returned.is_deleted) == (None, False)
+    assert count(Category, Category.team_id == team_id) == 0
