@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from flask import g
+from flask import has_app_context
 from sqlalchemy import select
 
 from app.auth import Viewer, is_write_request
@@ -79,18 +79,37 @@ def team_for(team_id: uuid.UUID, *, exclusive: bool = False) -> Team | None:
         return db.session.get(Team, team_id)
     team = get_for_write(db.session, Team, team_id, exclusive=exclusive)
     if db.session.get_bind().dialect.name == "sqlite" and not exclusive:
-        g.setdefault("teams_to_check", set()).add(team_id)
+        _teams_to_check().add(team_id)
     return team
 
 
+def _teams_to_check() -> set[uuid.UUID]:
+    """The teams this transaction read before taking SQLite's write lock (kept with the
+    transaction: one that ended without the lock leaves nothing for the next)."""
+    session = db.session()
+    transaction = session.get_transaction()
+    kept = session.info.get(TEAMS_TO_CHECK)
+    if kept is None or kept[0] is not transaction:
+        kept = session.info[TEAMS_TO_CHECK] = (transaction, set())
+    return kept[1]
+
+
+# Session.info: `_teams_to_check`'s transaction and teams.
+TEAMS_TO_CHECK = "teams_to_check"
+
+
 def _teams_under_lock(connection: Any) -> None:
-    """SQLite, as a write request takes the database's write lock: 404 when a team it read
+    """SQLite, as a transaction takes the database's write lock: 404 when a team it read
     before (`team_for`) was deleted meanwhile."""
-    wanted = g.pop("teams_to_check", None) if is_write_request() else None
+    if not has_app_context():
+        return
+    wanted = _teams_to_check()
     if not wanted:
         return
     found = set(connection.execute(select(Team.id).where(Team.id.in_(wanted))).scalars())
-    if found != wanted:
+    missing = wanted - found
+    wanted.clear()
+    if missing:
         raise _not_found()
 
 
