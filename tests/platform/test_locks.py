@@ -30,24 +30,30 @@ def test_a_key_named_in_a_rolled_back_savepoint_is_first_again(app):
     db.session.rollback()
 
 
-def advisory_locks_held() -> int:
+def advisory_locks_held(pid: int) -> int:
+    """The advisory locks the session's backend holds, seen from another connection (other
+    tests, in other processes, take their own)."""
     with db.engine.connect() as other:
         return other.execute(
-            text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")
+            text(
+                "SELECT count(*) FROM pg_locks"
+                " WHERE locktype = 'advisory' AND granted AND pid = :pid"
+            ),
+            {"pid": pid},
         ).scalar_one()
 
 
 def test_an_advisory_lock_released_with_its_savepoint_is_taken_again(app, database_url):
     if not database_url.startswith("postgresql"):
         pytest.skip("advisory locks are PostgreSQL's")
-    before = advisory_locks_held()
+    pid = db.session.execute(text("SELECT pg_backend_pid()")).scalar_one()
     savepoint = db.session.begin_nested()
     lock_for_write(db.session, "category-tree:test", reread=False)
-    assert advisory_locks_held() == before + 1
+    assert advisory_locks_held(pid) == 1
     savepoint.rollback()  # releases the lock taken inside it
-    assert advisory_locks_held() == before
+    assert advisory_locks_held(pid) == 0
     lock_for_write(db.session, "category-tree:test", reread=False)
-    assert advisory_locks_held() == before + 1
+    assert advisory_locks_held(pid) == 1
     lock_for_write(db.session, "category-tree:test", reread=False)  # held: not again
     db.session.rollback()
-    assert advisory_locks_held() == before
+    assert advisory_locks_held(pid) == 0
