@@ -46,6 +46,12 @@ def manage_filter(viewer: Viewer) -> ColumnElement[bool]:
 def get_manageable(viewer: Viewer, webhook_id: uuid.UUID) -> WebhookSubscription:
     """The subscription, or 404 for one the caller may not manage."""
     found = db.session.get(WebhookSubscription, webhook_id)
+    if (
+        found is not None
+        and found.team_id is not None
+        and team_policy.team_for(found.team_id) is None
+    ):
+        found = None  # the team was deleted meanwhile, its subscriptions with it (team_for)
     if found is None or not can_manage(viewer, found):
         raise NotFound("Webhook not found.", code="webhook_not_found")
     return found

@@ -467,10 +467,11 @@ def test_two_creations_cannot_both_take_the_last_trackables_of_the_hour(app, mon
 
 def test_team_deletion_while_its_members_write_wins_or_waits_never_500(app, api, monkeypatch):
     """DELETE /api/teams/{id} while others write into the team: a team note, a team
-    category, a trackable for the team, an invite link, a team page image; a join by invite
-    link, a member leaving, an invitee accepting. Each either finishes before the deletion
-    (which then hands back or removes what it wrote) or waits and answers as for a team
-    that is gone (404); the deletion answers 204, and nothing names the team.
+    category, a trackable for the team, an invite link, a team page image, a change of a
+    team webhook; a join by invite link, a member leaving, an invitee accepting. Each
+    either finishes before the deletion (which then hands back or removes what it wrote)
+    or waits and answers as for a team that is gone (404); the deletion answers 204, and
+    nothing names the team.
 
     The writes start once the deletion has handed the team's notes back to their authors,
     and the deletion waits there until they are done: without a lock they write into a
@@ -480,7 +481,7 @@ def test_team_deletion_while_its_members_write_wins_or_waits_never_500(app, api,
     from app.models.trackable import Trackable
     from app.services.teams import teams as team_service
 
-    writers = 8
+    writers = 9
     finished: list[int] = []
     all_written, handed_back = threading.Event(), threading.Event()
 
@@ -500,6 +501,9 @@ def test_team_deletion_while_its_members_write_wins_or_waits_never_500(app, api,
         if body is None:
             return lambda client, headers: client.post(url, headers=headers)
         return lambda client, headers: client.post(url, json=body, headers=headers)
+
+    def patch(url: str, body: dict[str, Any]) -> Callable[[Any, dict[str, str]], Any]:
+        return lambda client, headers: client.patch(url, json=body, headers=headers)
 
     def delete(url: str) -> Callable[[Any, dict[str, str]], Any]:
         return lambda client, headers: client.delete(url, headers=headers)
@@ -525,6 +529,11 @@ def test_team_deletion_while_its_members_write_wins_or_waits_never_500(app, api,
         link = api.as_user(admin).post(f"{base}/invite-links", json={"isSingleUse": False})
         assert link.status_code == 201, link.get_json()
         join = f"/api/teams/invite-links/{team.slug}/{link.get_json()['code']}/join"
+        hook = api.as_user(admin).post(
+            "/api/webhooks", json={"url": "https://hooks.example.org/x", "teamId": str(team_id)}
+        )
+        assert hook.status_code == 201, hook.get_json()
+        hook_url = f"/api/webhooks/{hook.get_json()['webhookId']}"
         calls = [
             (admin, delete(base)),
             (member, writing(post(f"{base}/notes", {"title": "Racing"}))),
@@ -532,6 +541,7 @@ def test_team_deletion_while_its_members_write_wins_or_waits_never_500(app, api,
             (member, writing(post("/api/trackables", {"name": "Racing", "teamId": str(team_id)}))),
             (admin, writing(post(f"{base}/invite-links", {"isSingleUse": True}))),
             (admin, writing(_upload_to(f"/api/images/teams/{team_id}"))),
+            (admin, writing(patch(hook_url, {"isEnabled": False}))),
             (joiner, writing(post(join))),
             (leaver, writing(delete(f"{base}/memberships/{leaving}"))),
             (invitee, writing(post(f"{base}/memberships/{invitation.id}/accept"))),
