@@ -10,8 +10,10 @@ docs/contract-notes.md (External links). In short:
   DNS lookup happens between check and connect, so DNS rebinding cannot move the request;
 - redirects are never followed automatically: each hop is parsed and checked again, at most
   `max_redirects` of them;
-- one time budget covers the whole fetch, and the body is read only up to the end of the
-  page title (or `max_bytes`).
+- one deadline covers the whole fetch: the name's resolution, connecting, sending and
+  reading. A server that trickles bytes cannot stretch it: when it passes, the
+  connection is shut down under the reader (`Cutter`), and a resolver that hangs is left
+  behind. The body is read only up to the end of the page title (or `max_bytes`).
 
 `post` sends a webhook delivery under the same rules; it never follows a redirect.
 """
@@ -21,8 +23,13 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import threading
 import time
-from collections.abc import Mapping
+import weakref
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -32,6 +39,8 @@ import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 from requests.utils import requote_uri
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from app.integrations.addresses import IPAddress, blocked_reason
 from app.integrations.html_title import extract_title, parse_content_type
@@ -77,6 +86,22 @@ class UpstreamHttpError(OutboundError):
 
 class FetchFailed(OutboundError):
     """Not resolvable, not reachable, too slow, a TLS failure or too many redirects."""
+
+
+class Unresolvable(FetchFailed):
+    """The host name did not resolve, or not within the deadline."""
+
+
+class TimedOut(FetchFailed):
+    """No whole answer before the deadline (a silent or a trickling server)."""
+
+
+class ConnectFailed(FetchFailed):
+    """Refused, unreachable, broken off, or a TLS failure."""
+
+
+class TlsFailed(ConnectFailed):
+    """The server's TLS certificate could not be verified."""
 
 
 # --- settings and targets ----------------------------------------------------------------
@@ -223,6 +248,15 @@ def _parse_ipv4(labels: list[str]) -> ipaddress.IPv4Address:
 # --- resolving and checking --------------------------------------------------------------
 
 
+# Loopback by definition (RFC 6761): never a destination out on the web.
+LOOPBACK_NAMES = re.compile(r"(.+\.)?localhost\.?", re.IGNORECASE)
+
+
+def names_loopback(host: str) -> bool:
+    """`localhost` and names under it: they can only ever reach this machine."""
+    return bool(LOOPBACK_NAMES.fullmatch(host))
+
+
 def resolve_host(host: str, port: int) -> list[IPAddress]:
     """Every address the system resolver gives for `host`, in its order (tests replace it)."""
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
@@ -234,17 +268,52 @@ def resolve_host(host: str, port: int) -> list[IPAddress]:
     return addresses
 
 
-def checked_addresses(target: Target, settings: OutboundSettings) -> list[IPAddress]:
-    """Resolve once and check every address; the caller connects only to these."""
+# Lookups run here so that one that hangs can be left behind at the deadline (the system
+# resolver cannot be interrupted); a few at once, in each process that looks names up.
+_RESOLVERS: ThreadPoolExecutor | None = None
+_RESOLVERS_LOCK = threading.Lock()
+RESOLVER_THREADS = 4
+
+
+def _resolvers() -> ThreadPoolExecutor:
+    global _RESOLVERS
+    with _RESOLVERS_LOCK:
+        if _RESOLVERS is None:
+            _RESOLVERS = ThreadPoolExecutor(RESOLVER_THREADS, thread_name_prefix="resolve")
+        return _RESOLVERS
+
+
+def _resolve(host: str, port: int) -> list[IPAddress]:
+    return resolve_host(host, port)  # read at each call: tests replace it
+
+
+def resolve_within(host: str, port: int, deadline: float | None) -> list[IPAddress]:
+    """`resolve_host`, or Unresolvable when it fails or is not done by `deadline`."""
+    unresolved = Unresolvable(f"The host name {host} could not be resolved.")
+    try:
+        if deadline is None:
+            addresses = _resolve(host, port)
+        else:
+            lookup = _resolvers().submit(_resolve, host, port)
+            addresses = lookup.result(timeout=max(0.0, deadline - time.monotonic()))
+    except FutureTimeout as error:
+        raise unresolved from error
+    except (OSError, UnicodeError) as error:
+        raise unresolved from error
+    if not addresses:
+        raise unresolved
+    return addresses
+
+
+def checked_addresses(
+    target: Target, settings: OutboundSettings, deadline: float | None = None
+) -> list[IPAddress]:
+    """Resolve once (by `deadline`) and check every address; the caller connects only
+    to these."""
     if target.address is not None:
         addresses = [target.address]
     else:
-        try:
-            addresses = resolve_host(target.host, target.port)
-        except (OSError, UnicodeError) as error:
-            raise FetchFailed(f"The host name {target.host} could not be resolved.") from error
-        if not addresses:
-            raise FetchFailed(f"The host name {target.host} could not be resolved.")
+        addresses = resolve_within(target.host, target.port, deadline)
     for address in addresses:
         reason = blocked_reason(address, allow_loopback=settings.allow_loopback)
         if reason:
@@ -257,12 +326,83 @@ def checked_addresses(target: Target, settings: OutboundSettings) -> list[IPAddr
 # --- fetching ----------------------------------------------------------------------------
 
 
+class Cutter:
+    """The connections of one session, shut down when a deadline passes (`until`): a read
+    blocked on a server that answers nothing, or one byte at a time, then ends at once.
+    urllib3's own timeouts bound each socket operation, not their sum."""
+
+    def __init__(self) -> None:
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def watch(self, connection: Any) -> None:
+        with self._lock:
+            self._connections.add(connection)
+
+    def cut(self) -> None:
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            sock = getattr(connection, "sock", None)  # set before a TLS handshake begins
+            if sock is not None:
+                _shut_down(sock)
+
+    @contextmanager
+    def until(self, deadline: float) -> Iterator[None]:
+        """Cut this session's connections if the block is still running at `deadline`."""
+        timer = threading.Timer(max(0.0, deadline - time.monotonic()), self.cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+
+def _shut_down(sock: socket.socket) -> None:
+    """Shut the connection down under whoever reads it. Through a duplicate of its
+    descriptor: an SSL socket's own shutdown would drop its TLS state under the reader."""
+    try:
+        descriptor = sock.fileno()
+        if descriptor < 0:
+            return
+        with socket.fromfd(descriptor, sock.family, sock.type) as twin:
+            twin.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # closed meanwhile: nothing left to cut
+
+
+def _watched_pools(cutter: Cutter) -> dict[str, type[HTTPConnectionPool]]:
+    """urllib3's pool classes, their connections made known to `cutter`."""
+
+    class WatchedHTTPConnection(HTTPConnection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            cutter.watch(self)
+
+    class WatchedHTTPSConnection(HTTPSConnection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            cutter.watch(self)
+
+    class WatchedHTTPConnectionPool(HTTPConnectionPool):
+        ConnectionCls = WatchedHTTPConnection
+
+    class WatchedHTTPSConnectionPool(HTTPSConnectionPool):
+        ConnectionCls = WatchedHTTPSConnection
+
+    return {"http": WatchedHTTPConnectionPool, "https": WatchedHTTPSConnectionPool}
+
+
 class PinnedHostAdapter(HTTPAdapter):
     """Connects to the IP address in the URL but speaks TLS to the host name: SNI and the
-    certificate check use `server_hostname`, so pinning the address keeps HTTPS verified."""
+    certificate check use `server_hostname`, so pinning the address keeps HTTPS verified.
+    Its connections are known to `cutter`, which ends them at a deadline."""
 
-    def __init__(self, server_hostname: str | None) -> None:
-        self.server_hostname = server_hostname  # init_poolmanager (called below) reads it
+    def __init__(self, server_hostname: str | None, cutter: Cutter | None = None) -> None:
+        # init_poolmanager (called below) reads both
+        self.server_hostname = server_hostname
+        self.cutter = cutter or Cutter()
         super().__init__(max_retries=0)
 
     def init_poolmanager(
@@ -273,6 +413,8 @@ class PinnedHostAdapter(HTTPAdapter):
             pool_kwargs["server_hostname"] = self.server_hostname
             pool_kwargs["assert_hostname"] = self.server_hostname
         super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        # PoolManager's documented table of the pool class per scheme.
+        self.poolmanager.pool_classes_by_scheme = _watched_pools(self.cutter)
 
 
 def fetch_page(url: str, settings: OutboundSettings) -> Page:
@@ -280,7 +422,12 @@ def fetch_page(url: str, settings: OutboundSettings) -> Page:
     deadline = time.monotonic() + settings.timeout_seconds
     target = parse_target(url, settings)
     for hop in range(settings.max_redirects + 1):
-        with requests.Session() as session, _get(session, target, settings, deadline) as response:
+        cutter = Cutter()
+        with (
+            requests.Session() as session,
+            cutter.until(deadline),
+            _get(session, target, settings, deadline, cutter) as response,
+        ):
             status = response.status_code
             if status in REDIRECT_STATUSES:
                 location = _header_text(response.headers.get("Location", "")).strip()
@@ -305,13 +452,17 @@ def _header_text(value: str) -> str:
 
 
 def _get(
-    session: requests.Session, target: Target, settings: OutboundSettings, deadline: float
+    session: requests.Session,
+    target: Target,
+    settings: OutboundSettings,
+    deadline: float,
+    cutter: Cutter,
 ) -> requests.Response:
     headers = {
         "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
         "Accept-Encoding": "identity",  # the byte cap then counts what the server sends
     }
-    return _send(session, "GET", target, settings, deadline, headers=headers)
+    return _send(session, "GET", target, settings, deadline, cutter, headers=headers)
 
 
 def _send(
@@ -320,19 +471,25 @@ def _send(
     target: Target,
     settings: OutboundSettings,
     deadline: float,
+    cutter: Cutter,
     *,
     headers: Mapping[str, str],
     data: bytes | None = None,
 ) -> requests.Response:
-    """One request to the checked addresses of `target` (never a redirect followed)."""
-    addresses = checked_addresses(target, settings)
+    """One request to the checked addresses of `target` (never a redirect followed); the
+    caller holds `cutter.until(deadline)` around it and the reading of its answer."""
+    addresses = checked_addresses(target, settings, deadline)
     session.trust_env = False  # no proxies, .netrc or CA overrides from the environment
     pinned_name = None if target.address else target.host
     current = session.get_adapter("https://")
-    if not isinstance(current, PinnedHostAdapter) or current.server_hostname != pinned_name:
+    if (
+        not isinstance(current, PinnedHostAdapter)
+        or current.server_hostname != pinned_name
+        or current.cutter is not cutter
+    ):
         # A session that sent to this host name before keeps its adapter, and with it the
         # pool of connections to the addresses checked (a Poster's kept-alive ones).
-        adapter = PinnedHostAdapter(pinned_name)
+        adapter = PinnedHostAdapter(pinned_name, cutter)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
     sent = {"Host": target.netloc, "User-Agent": settings.user_agent, **headers}
@@ -353,17 +510,27 @@ def _send(
                 timeout=(remaining, remaining),
                 verify=settings.ca_bundle or True,
             )
-        except requests.exceptions.SSLError as error:
-            raise FetchFailed("The linked site's TLS certificate could not be verified.") from error
         except requests.exceptions.ReadTimeout as error:
-            raise FetchFailed("The linked page took too long to answer.") from error
-        except requests.exceptions.ConnectionError:
+            raise _too_slow() from error
+        except requests.exceptions.ConnectionError as error:
+            if time.monotonic() >= deadline:
+                raise _too_slow() from error  # cut at the deadline, in any phase
+            if isinstance(error, requests.exceptions.SSLError):
+                raise TlsFailed(
+                    "The linked site's TLS certificate could not be verified."
+                ) from error
             continue  # refused, unreachable or a connect timeout: try the next address
         except requests.exceptions.RequestException as error:
-            raise FetchFailed("The linked page could not be fetched.") from error
+            if time.monotonic() >= deadline:
+                raise _too_slow() from error
+            raise ConnectFailed("The linked page could not be fetched.") from error
     if time.monotonic() >= deadline:
-        raise FetchFailed("The linked page took too long to answer.")
-    raise FetchFailed("The linked site could not be reached.")
+        raise _too_slow()
+    raise ConnectFailed("The linked site could not be reached.")
+
+
+def _too_slow() -> TimedOut:
+    return TimedOut("The linked page took too long to answer.")
 
 
 # --- posting (webhook deliveries) --------------------------------------------------------
@@ -383,16 +550,8 @@ def post(url: str, body: bytes, headers: Mapping[str, str], settings: OutboundSe
     """POST `body` to `url` under the same rules as a fetch (checked and pinned addresses,
     one time budget), without following a redirect: a 3xx is the endpoint's answer. Reads
     at most `settings.max_bytes` of the answer. Raises OutboundError when no answer came."""
-    started = time.monotonic()
-    deadline = started + settings.timeout_seconds
-    target = parse_target(url, settings)
-    with (
-        requests.Session() as session,
-        _send(session, "POST", target, settings, deadline, headers=headers, data=body) as answer,
-    ):
-        status = answer.status_code
-        read = _read_capped(answer, settings.max_bytes, deadline)
-    return Posted(status, read, int((time.monotonic() - started) * 1000))
+    with Poster(settings) as poster:
+        return poster.post(url, body, headers)
 
 
 class Poster:
@@ -405,6 +564,7 @@ class Poster:
     def __init__(self, settings: OutboundSettings) -> None:
         self.settings = settings
         self.session = requests.Session()
+        self.cutter = Cutter()
 
     def __enter__(self) -> Poster:
         return self
@@ -417,9 +577,19 @@ class Poster:
         deadline = started + self.settings.timeout_seconds
         target = parse_target(url, self.settings)
         sent = {**headers, "Connection": "keep-alive"}
-        with _send(
-            self.session, "POST", target, self.settings, deadline, headers=sent, data=body
-        ) as answer:
+        with (
+            self.cutter.until(deadline),
+            _send(
+                self.session,
+                "POST",
+                target,
+                self.settings,
+                deadline,
+                self.cutter,
+                headers=sent,
+                data=body,
+            ) as answer,
+        ):
             status = answer.status_code
             read = _read_capped(answer, self.settings.max_bytes, deadline)
         return Posted(status, read, int((time.monotonic() - started) * 1000))

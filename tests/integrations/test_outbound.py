@@ -26,6 +26,7 @@ from app.integrations.outbound import (
     parse_target,
 )
 from config import Config
+from tests.hanging_peers import Trickler
 from tests.integrations.local_site import Site, make_certificate
 
 DEFAULTS = OutboundSettings()
@@ -336,6 +337,36 @@ def test_a_body_that_trickles_in_is_cut_off_at_the_deadline(site, local):
     page = fetch_page(site.url("/drip"), replace(local, timeout_seconds=0.5))
     assert (page.status, page.title) == (200, "")
     assert time.monotonic() - started < 1.5
+
+
+def test_headers_that_trickle_in_are_cut_off_at_the_deadline(local):
+    """A server sending its status line a byte every 0.2 s: each read gets a byte within
+    the socket's timeout, so only the one deadline for the whole fetch ends it."""
+    slow = Trickler(interval=0.2)
+    settings = replace(local, allowed_ports=frozenset({slow.port}), timeout_seconds=0.6)
+    try:
+        started = time.monotonic()
+        with pytest.raises(outbound.TimedOut, match="too long"):
+            fetch_page(f"http://127.0.0.1:{slow.port}/", settings)
+        assert time.monotonic() - started < 1.2
+        started = time.monotonic()
+        with pytest.raises(outbound.TimedOut):
+            outbound.post(f"http://127.0.0.1:{slow.port}/", b"{}", {}, settings)
+        assert time.monotonic() - started < 1.2
+    finally:
+        slow.close()
+
+
+def test_a_resolver_that_hangs_is_left_behind_at_the_deadline(offline, monkeypatch):
+    def hang(host: str, port: int) -> list:
+        time.sleep(2)
+        return [ipaddress.ip_address("93.184.215.14")]
+
+    monkeypatch.setattr(outbound, "resolve_host", hang)
+    started = time.monotonic()
+    with pytest.raises(outbound.Unresolvable, match="could not be resolved"):
+        fetch_page("http://slow-dns.example.org/", replace(DEFAULTS, timeout_seconds=0.3))
+    assert time.monotonic() - started < 1
 
 
 def test_a_closed_port_fails_as_unreachable(local):
