@@ -163,6 +163,11 @@ class Config:
     JOBS_KEEP_DONE_HOURS = env_float("JOBS_KEEP_DONE_HOURS", 24)
     JOBS_KEEP_DEAD_DAYS = env_float("JOBS_KEEP_DEAD_DAYS", 30)
     JOBS_BACKLOG_ALERT_SECONDS = env_float("JOBS_BACKLOG_ALERT_SECONDS", 300)
+    # A `flask worker`'s threads per lane (account, events, exports, webhooks: one each
+    # unless named here; 0 leaves a lane to other workers), and its own metrics listener
+    # (host:port; empty: none). docs/operations.md, Background work.
+    WORKER_LANES = env_str("WORKER_LANES", "")
+    WORKER_METRICS_BIND = env_str("WORKER_METRICS_BIND", "")
 
     # Rate limits (Flask-Limiter); memory by default, Redis when workers must share.
     RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)

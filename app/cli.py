@@ -158,11 +158,18 @@ def rotate_code_key(batch_size: int) -> None:
     help="Wait between looks for due jobs when idle [default: JOBS_POLL_SECONDS, 1].",
 )
 @click.option("--name", default=None, help="This worker in leases and logs [default: host:pid].")
-def worker(once: bool, poll_seconds: float | None, name: str | None) -> None:
+@click.option(
+    "--lanes",
+    default=None,
+    help="Threads per lane, as lane=threads pairs (webhooks=4,exports=0) [default: "
+    "WORKER_LANES; one per lane, two for webhooks].",
+)
+def worker(once: bool, poll_seconds: float | None, name: str | None, lanes: str | None) -> None:
     """Run background jobs (account mail, ...) until SIGTERM or Ctrl-C.
 
-    Start one or more beside the web server, on any machines sharing the database.
-    SIGTERM lets the current job finish, then exits.
+    Start one or more beside the web server, on any machines sharing the database: each
+    runs every lane (account mail, events, exports, webhooks) in threads of its own.
+    SIGTERM lets the current jobs finish, then exits.
     """
     from flask import current_app
 
@@ -170,7 +177,13 @@ def worker(once: bool, poll_seconds: float | None, name: str | None) -> None:
 
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     poll = poll_seconds if poll_seconds is not None else float(app.config["JOBS_POLL_SECONDS"])
-    ran = jobs.serve(app, poll_seconds=poll, once=once, name=name)
+    try:
+        plan = jobs.lane_threads(app, lanes)
+        if app.config.get("WORKER_METRICS_BIND"):
+            jobs.parse_bind(str(app.config["WORKER_METRICS_BIND"]))
+    except ValueError as error:
+        raise click.UsageError(str(error)) from error
+    ran = jobs.serve(app, poll_seconds=poll, once=once, name=name, lanes=plan)
     if once:
         click.echo(f"ran {ran} job{'' if ran == 1 else 's'}")
 

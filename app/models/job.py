@@ -16,6 +16,7 @@ from app.models.enums import stored_enum
 
 JOB_KIND_MAX_LENGTH = 100
 WORKER_NAME_MAX_LENGTH = 200
+FAIR_KEY_MAX_LENGTH = 100
 
 
 class JobState(StrEnum):
@@ -43,6 +44,8 @@ class Job(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)  # runs started so far
     locked_until_utc: Mapped[datetime | None] = mapped_column(default=None)
     locked_by: Mapped[str | None] = mapped_column(String(WORKER_NAME_MAX_LENGTH), default=None)
+    # Whose work it is, for a kind that runs one job per key at a time (JobKind.fair).
+    fair_key: Mapped[str | None] = mapped_column(String(FAIR_KEY_MAX_LENGTH), default=None)
     last_error: Mapped[str | None] = mapped_column(Text, default=None)
     created_utc: Mapped[datetime] = mapped_column(default=utcnow)
     finished_utc: Mapped[datetime | None] = mapped_column(default=None)  # done or dead

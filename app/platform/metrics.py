@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from prometheus_client import (
@@ -109,12 +109,21 @@ IMAGE_PIPELINE = Histogram(
     ["stage"],
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
 )
-# Counted by whichever process runs a job: `flask worker` processes serve no /metrics, so
-# these reach a scrape only for jobs run inside a web worker (tests' run_due).
-JOBS_DONE = Counter("jobs_done_total", "Jobs run to success.")
-JOBS_RETRIED = Counter("jobs_retried_total", "Failed job runs that will be tried again.")
+# Counted by whichever process runs a job: `flask worker` serves them on its own listener
+# (WORKER_METRICS_BIND, app.platform.jobs.metrics), a web process only for jobs it ran
+# itself (tests' run_due).
+JOBS_RUN = Counter("jobs_run_total", "Job runs started, by kind.", ["kind"])
+JOBS_DONE = Counter("jobs_done_total", "Jobs run to success, by kind.", ["kind"])
+JOBS_FAILED = Counter(
+    "jobs_failed_total", "Job runs that failed (to be retried or given up), by kind.", ["kind"]
+)
+JOBS_RETRIED = Counter(
+    "jobs_retried_total", "Failed job runs that will be tried again, by kind.", ["kind"]
+)
 JOBS_DEAD = Counter(
-    "jobs_dead_total", "Jobs given up: attempts or age ran out, or the handler gave up."
+    "jobs_dead_total",
+    "Jobs given up: attempts or age ran out, or the handler gave up; by kind.",
+    ["kind"],
 )
 
 
@@ -143,6 +152,15 @@ class BacklogReading(Protocol):
     def oldest_waiting_seconds(self) -> float | None: ...
     @property
     def dead(self) -> int: ...
+    @property
+    def lanes(self) -> Mapping[str, LaneReading]: ...
+
+
+class LaneReading(Protocol):
+    @property
+    def waiting(self) -> int: ...
+    @property
+    def oldest_waiting_seconds(self) -> float | None: ...
 
 
 class BacklogCollector:
@@ -173,6 +191,19 @@ class BacklogCollector:
         yield GaugeMetricFamily(
             "jobs_dead", "Jobs given up, kept for inspection.", value=backlog.dead
         )
+        waiting = GaugeMetricFamily(
+            "jobs_lane_waiting", "Jobs due and not being run, by lane.", labels=["lane"]
+        )
+        oldest = GaugeMetricFamily(
+            "jobs_lane_oldest_waiting_seconds",
+            "How long the oldest job due and not being run in a lane has waited (0: none).",
+            labels=["lane"],
+        )
+        for lane, reading in backlog.lanes.items():
+            waiting.add_metric([lane], reading.waiting)
+            oldest.add_metric([lane], reading.oldest_waiting_seconds or 0.0)
+        yield waiting
+        yield oldest
 
 
 def exposition(*collectors: Any) -> bytes:

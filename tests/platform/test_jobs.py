@@ -135,7 +135,8 @@ def test_a_job_waits_for_its_delay(app):
 
 
 def test_a_failing_job_is_retried_with_growing_back_off_then_dead(app, caplog):
-    dead_before = metric_value("jobs_dead_total")
+    counts = ("jobs_run_total", "jobs_failed_total", "jobs_retried_total", "jobs_dead_total")
+    before = {name: metric_value(name, kind="test.fail") for name in counts}
     jobs.enqueue("test.fail", {})
     db.session.commit()
     clock = [utcnow()]
@@ -159,7 +160,8 @@ def test_a_failing_job_is_retried_with_growing_back_off_then_dead(app, caplog):
     job = the_job()
     assert (job.state, job.attempts, job.finished_utc) == (JobState.DEAD, 4, now)
     assert job.last_error == "RuntimeError: run 4 failed"
-    assert metric_value("jobs_dead_total") == dead_before + 1
+    after = {name: metric_value(name, kind="test.fail") for name in counts}
+    assert [after[name] - before[name] for name in counts] == [4, 4, 3, 1]
     assert "is dead after 4 run(s)" in caplog.text
     assert run_jobs(app, clock=lambda: now + timedelta(days=1)) == 0  # dead stays dead
 

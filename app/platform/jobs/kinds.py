@@ -1,8 +1,11 @@
-"""The kinds of job a worker knows: each names its handler and how it is retried.
+"""The kinds of job a worker knows: each names its handler, how it is retried and its
+lane.
 
 Areas declare their kinds (a `JobKind` each) and the factory installs them in one list
 (`create_app`), as it does the area hooks; a worker runs only the kinds it knows, so a
-kind added by a newer release waits for a worker that knows it.
+kind added by a newer release waits for a worker that knows it. A lane is a queue of its
+own with threads of its own in the worker (app.platform.jobs.worker), so slow work in one
+lane never holds up another.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ class Task:
 
 Handler = Callable[[Task], None]
 
+DEFAULT_LANE = "default"
+
 
 class GiveUp(Exception):
     """Raised by a handler when the job can never succeed: it is marked dead at once."""
@@ -46,6 +51,9 @@ class JobKind:
     `retry_delay`, until `max_attempts` runs or `max_age` since it was enqueued, then it
     is dead. `lease` bounds one run: a worker silent for longer is taken for dead and
     the job is run again elsewhere, so handlers must tolerate a rerun (at least once).
+    `lane` names the queue its jobs wait in; with `fair`, jobs enqueued with the same
+    `fair_key` (an account) run one at a time, so one key never takes more than one of
+    the lane's threads.
     """
 
     name: str
@@ -55,6 +63,8 @@ class JobKind:
     lease: timedelta = timedelta(minutes=5)
     first_retry: timedelta = timedelta(seconds=30)
     longest_retry: timedelta = timedelta(hours=1)
+    lane: str = DEFAULT_LANE
+    fair: bool = False
 
     def retry_delay(self, attempt: int, rng: random.Random | None = None) -> timedelta:
         """Exponential back-off with jitter after failed run `attempt` (1, 2, ...): the
@@ -88,6 +98,22 @@ class Registry:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(sorted(self._kinds))
+
+    @property
+    def fair(self) -> bool:
+        """Whether a claim must leave out keys already running (some kind is `fair`)."""
+        return any(kind.fair for kind in self._kinds.values())
+
+    @property
+    def lane_names(self) -> tuple[str, ...]:
+        return tuple(sorted({kind.lane for kind in self._kinds.values()}))
+
+    def lanes(self) -> dict[str, Registry]:
+        """The kinds of each lane, by lane name (sorted)."""
+        found: dict[str, list[JobKind]] = {}
+        for kind in self._kinds.values():
+            found.setdefault(kind.lane, []).append(kind)
+        return {lane: Registry(found[lane]) for lane in sorted(found)}
 
     def with_kinds(self, *kinds: JobKind) -> Registry:
         return Registry([*self._kinds.values(), *kinds])

@@ -4,7 +4,9 @@ under a lease, record what became of it, clean up, and measure the backlog.
 Claiming: on PostgreSQL `SELECT ... FOR UPDATE SKIP LOCKED` picks the oldest due job no
 other worker is claiming, then the lease is written and committed; on SQLite the claim
 runs under `BEGIN IMMEDIATE` (the database's write lock), so claims take turns. Either
-way no two workers hold one job's lease at once.
+way no two workers hold one job's lease at once. A claim among fair kinds also leaves out
+the keys that have a job running; such claims take turns per lane (an advisory lock), so
+two workers cannot both take a job of the same key.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,17 +25,14 @@ from sqlalchemy.orm import Session, scoped_session
 
 from app.models.base import new_id, utcnow
 from app.models.job import Job, JobState
-from app.platform.database import begin_immediate
+from app.platform.database import begin_immediate, lock_for_write
 from app.platform.jobs.kinds import JobKind, Registry, Task, job_kinds
-from app.platform.metrics import JOBS_DEAD, JOBS_DONE, JOBS_RETRIED
+from app.platform.metrics import JOBS_DEAD
 
 log = logging.getLogger(__name__)
 
 AnySession = Session | scoped_session[Any]
 ERROR_MAX_LENGTH = 2000
-
-# Counted here, exported with the others (app.platform.metrics).
-DONE, RETRIED, DEAD = JOBS_DONE, JOBS_RETRIED, JOBS_DEAD
 
 
 def app_session() -> Any:
@@ -48,10 +47,12 @@ def enqueue(
     *,
     delay: timedelta | None = None,
     session: AnySession | None = None,
+    fair_key: str | None = None,
 ) -> Job:
     """Add a job of a registered `kind` to the caller's transaction: it exists if and
     only if that transaction commits. `payload` must be plain JSON (ids as strings); keep
-    secrets out of it, as the row outlives the work (`JOBS_KEEP_DONE_HOURS`)."""
+    secrets out of it, as the row outlives the work (`JOBS_KEEP_DONE_HOURS`). A fair
+    kind's jobs of one `fair_key` run one at a time."""
     job_kinds()[kind]  # an unknown kind is a programming error: fail where it is made
     now = utcnow()
     job = Job(
@@ -62,6 +63,7 @@ def enqueue(
         run_after_utc=now + delay if delay else now,
         attempts=0,
         created_utc=now,
+        fair_key=fair_key,
     )
     (session or app_session()).add(job)
     return job
@@ -95,18 +97,22 @@ def enqueue_many(
     return [row["id"] for row in rows]
 
 
-def _due(now: datetime, names: tuple[str, ...]) -> Any:
-    return (
-        select(Job)
-        .where(
-            Job.state == JobState.QUEUED,
-            Job.run_after_utc <= now,
-            Job.kind.in_(names),
-            or_(Job.locked_until_utc.is_(None), Job.locked_until_utc < now),
-        )
-        .order_by(Job.run_after_utc)
-        .limit(1)
+def _due(now: datetime, names: tuple[str, ...], *, fair: bool = False) -> Any:
+    due = select(Job).where(
+        Job.state == JobState.QUEUED,
+        Job.run_after_utc <= now,
+        Job.kind.in_(names),
+        or_(Job.locked_until_utc.is_(None), Job.locked_until_utc < now),
     )
+    if fair:
+        running = select(Job.fair_key).where(
+            Job.state == JobState.QUEUED,
+            Job.kind.in_(names),
+            Job.locked_until_utc >= now,
+            Job.fair_key.is_not(None),
+        )
+        due = due.where(or_(Job.fair_key.is_(None), Job.fair_key.not_in(running)))
+    return due.order_by(Job.run_after_utc).limit(1)
 
 
 def claim(session: AnySession, kinds: Registry, worker: str, now: datetime) -> Task | None:
@@ -114,7 +120,7 @@ def claim(session: AnySession, kinds: Registry, worker: str, now: datetime) -> T
     nothing is due. A job whose earlier runs all died with their worker (leases ran out
     `max_attempts` times) is marked dead instead of being run again."""
     names = kinds.names
-    statement = _due(now, names)
+    statement = _due(now, names, fair=kinds.fair)
     while names:
         if session.get_bind().dialect.name == "sqlite":
             # Look before taking the write lock: an idle worker polls without holding up
@@ -124,6 +130,10 @@ def claim(session: AnySession, kinds: Registry, worker: str, now: datetime) -> T
             if found is None:
                 return None
             begin_immediate(session.connection())
+        elif kinds.fair:
+            # The running keys are read under the lane's lock, held until the claim
+            # commits: the next claimer sees this one's lease.
+            lock_for_write(session, "jobs:claim:" + ",".join(kinds.lane_names), reread=False)
         job = session.scalars(statement.with_for_update(skip_locked=True)).first()
         if job is None:
             session.rollback()
@@ -211,7 +221,7 @@ def _bury(job: Job, now: datetime, message: str) -> None:
 
 def count_dead(kind: str, job_id: Any, attempts: int, error: str | None) -> None:
     """Count and log a job given up (once its dead mark is committed)."""
-    DEAD.inc()
+    JOBS_DEAD.labels(kind=kind).inc()
     log.error("job %s (%s) is dead after %d run(s): %s", job_id, kind, attempts, error)
 
 
@@ -234,24 +244,67 @@ def remove_finished(
 
 
 @dataclass(frozen=True)
+class LaneBacklog:
+    """One lane's jobs due and not being run, and how long the oldest has been due."""
+
+    waiting: int
+    oldest_waiting_seconds: float | None
+
+
+@dataclass(frozen=True)
 class Backlog:
     """Jobs due and not being run (`waiting`), how long the oldest of them has been due,
-    and how many are dead: a growing age means no worker runs, or too few."""
+    and how many are dead: a growing age means no worker runs, or too few. `lanes` splits
+    the waiting jobs by lane (every lane of the app, kinds no lane knows under `unknown`)."""
 
     waiting: int
     oldest_waiting_seconds: float | None
     dead: int
+    lanes: Mapping[str, LaneBacklog] = field(default_factory=dict)
+
+
+UNKNOWN_LANE = "unknown"
 
 
 def backlog(session: AnySession, now: datetime | None = None) -> Backlog:
     moment = now or utcnow()
-    waiting, oldest = session.execute(
-        select(func.count(), func.min(Job.run_after_utc)).where(
+    rows = session.execute(
+        select(Job.kind, func.count(), func.min(Job.run_after_utc))
+        .where(
             Job.state == JobState.QUEUED,
             Job.run_after_utc <= moment,
             or_(Job.locked_until_utc.is_(None), Job.locked_until_utc < moment),
         )
-    ).one()
+        .group_by(Job.kind)
+    ).all()
     dead = session.scalar(select(func.count()).where(Job.state == JobState.DEAD)) or 0
-    age = (moment - oldest).total_seconds() if oldest is not None else None
-    return Backlog(waiting=int(waiting), oldest_waiting_seconds=age, dead=int(dead))
+    kinds = job_kinds()
+    lanes: dict[str, tuple[int, datetime | None]] = dict.fromkeys(kinds.lanes(), (0, None))
+    for kind, count, oldest in rows:
+        known = kinds.get(kind)
+        lane = known.lane if known is not None else UNKNOWN_LANE
+        waiting, earliest = lanes.get(lane, (0, None))
+        lanes[lane] = (waiting + int(count), _earlier(earliest, oldest))
+    total = sum(waiting for waiting, _ in lanes.values())
+    oldest_of_all = None
+    for _, earliest in lanes.values():
+        oldest_of_all = _earlier(oldest_of_all, earliest)
+    return Backlog(
+        waiting=total,
+        oldest_waiting_seconds=_age(moment, oldest_of_all),
+        dead=int(dead),
+        lanes={
+            lane: LaneBacklog(waiting, _age(moment, earliest))
+            for lane, (waiting, earliest) in sorted(lanes.items())
+        },
+    )
+
+
+def _earlier(one: datetime | None, other: datetime | None) -> datetime | None:
+    if one is None or other is None:
+        return one or other
+    return min(one, other)
+
+
+def _age(now: datetime, since: datetime | None) -> float | None:
+    return (now - since).total_seconds() if since is not None else None

@@ -186,4 +186,4 @@ def trackable_candidates(event: Event, trackable: Trackable) -> set[uuid.UUID]:
     return found
 
 
-JOB_KINDS = (JobKind(FAN_OUT, fan_out),)
+JOB_KINDS = (JobKind(FAN_OUT, fan_out, lane="events"),)

@@ -305,11 +305,11 @@ def digest_mail(
 def _mail_kind(name: str, run: Callable[[Task], None]) -> JobKind:
     """As account mail: a mail server down for hours still gets the mail (a day of tries,
     an hour apart at most)."""
-    return JobKind(name, run, max_attempts=30, max_age=timedelta(days=1))
+    return JobKind(name, run, max_attempts=30, max_age=timedelta(days=1), lane="events")
 
 
 JOB_KINDS = (
-    JobKind(MAIL_QUEUE, queue_event_mail),
+    JobKind(MAIL_QUEUE, queue_event_mail, lane="events"),
     _mail_kind(MAIL_ONE, send_notification_mail),
     _mail_kind(MAIL_DIGEST, send_digest),
 )

@@ -130,7 +130,7 @@ def send_password_reset(task: Task) -> None:
 def _mail_kind(name: str, run: Callable[[Task], None]) -> JobKind:
     """A mail server down for hours still gets the mail: tries for a day, an hour apart
     at most (the code is made when the mail is sent, so a late mail carries a fresh one)."""
-    return JobKind(name, run, max_attempts=30, max_age=timedelta(days=1))
+    return JobKind(name, run, max_attempts=30, max_age=timedelta(days=1), lane="account")
 
 
 JOB_KINDS = (

@@ -260,6 +260,7 @@ BUILD_KIND = JobKind(
     max_age=STALE_AFTER,
     lease=timedelta(minutes=30),  # a large account with many images takes minutes
     first_retry=timedelta(minutes=1),
+    lane="exports",
 )
 
 

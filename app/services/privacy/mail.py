@@ -76,4 +76,6 @@ def send_ready_mail(task: Task) -> None:
 
 
 # As the other mail: a mail server down for hours still gets it (a day of tries).
-MAIL_KIND = JobKind(READY_MAIL, send_ready_mail, max_attempts=30, max_age=timedelta(days=1))
+MAIL_KIND = JobKind(
+    READY_MAIL, send_ready_mail, max_attempts=30, max_age=timedelta(days=1), lane="exports"
+)
