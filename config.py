@@ -166,7 +166,7 @@ class Config:
     # A `flask worker`'s threads per lane (account, events, exports, webhooks: one each
     # unless named here; 0 leaves a lane to other workers), and its own metrics listener
     # (host:port; empty: none). docs/operations.md, Background work.
-    WORKER_LANES = env_str("WORKER_LANES", "")
+    WORKER_LANES = env_str("WORKER_LANES", "webhooks=2")
     WORKER_METRICS_BIND = env_str("WORKER_METRICS_BIND", "")
 
     # Rate limits (Flask-Limiter); memory by default, Redis when workers must share.
@@ -397,6 +397,12 @@ class Config:
     WEBHOOK_DELIVERIES_KEEP_DAYS = env_int("WEBHOOK_DELIVERIES_KEEP_DAYS", 30)
     WEBHOOK_DISABLE_AFTER_DAYS = env_float("WEBHOOK_DISABLE_AFTER_DAYS", 3.0)  # failing
     WEBHOOK_SECRET_OVERLAP_HOURS = env_float("WEBHOOK_SECRET_OVERLAP_HOURS", 24.0)
+    # Test messages and redeliveries an account may ask for per hour, and one webhook
+    # (429 `webhook_sends_limited` past either).
+    WEBHOOK_MANUAL_SENDS_PER_HOUR = env_int("WEBHOOK_MANUAL_SENDS_PER_HOUR", 60)
+    WEBHOOK_MANUAL_SENDS_PER_WEBHOOK_PER_HOUR = env_int(
+        "WEBHOOK_MANUAL_SENDS_PER_WEBHOOK_PER_HOUR", 20
+    )
     # Test rigs only (a receiver on 127.0.0.1); a production start refuses it.
     WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", False)
 

@@ -327,6 +327,12 @@ ERROR_CODES: Mapping[str, ErrorCode] = _entries(
     ),
     ("webhook_disabled", 409, "The webhook is switched off; switch it on first."),
     ("webhook_delivery_pending", 409, "The delivery is still being tried; wait for its outcome."),
+    (
+        "webhook_sends_limited",
+        429,
+        "Test messages and redeliveries past the hourly limit of the account or of the "
+        "webhook (`Retry-After` says when).",
+    ),
     # --- data export ---
     ("account_export_not_found", 404, "No such data export of the caller's."),
     (

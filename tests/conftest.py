@@ -208,6 +208,9 @@ class ApiClient:
     def put(self, url: str, **kwargs: Any) -> Any:
         return self.open("PUT", url, **kwargs)
 
+    def patch(self, url: str, **kwargs: Any) -> Any:
+        return self.open("PATCH", url, **kwargs)
+
     def delete(self, url: str, **kwargs: Any) -> Any:
         return self.open("DELETE", url, **kwargs)
 

@@ -823,6 +823,7 @@ WEBHOOK = {
     "failingSinceUtc": None,
     "disabledReason": None,
     "previousSecretExpiresUtc": None,
+    "pausedUntilUtc": None,
 }
 
 WEBHOOKS = {

@@ -54,6 +54,15 @@ class WebhookSubscription(Base):
     # switch the subscription off ("failing").
     failing_since_utc: Mapped[datetime | None] = mapped_column(default=None)
     disabled_reason: Mapped[str | None] = mapped_column(String(50), default=None)
+    # Tries in a row that timed out; past WEBHOOK_CIRCUIT_TIMEOUTS the circuit opens:
+    # no try until `paused_until_utc`, then one, and a pause twice as long if it times
+    # out again (`pause_seconds` is the last pause; 0 while the circuit is closed).
+    timeouts_in_a_row: Mapped[int] = mapped_column(default=0, server_default="0")
+    paused_until_utc: Mapped[datetime | None] = mapped_column(default=None)
+    pause_seconds: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Tries in a row refused before connecting (not a public address, or the name does
+    # not resolve); WEBHOOK_REFUSED_SWITCH_OFF of them switch the subscription off.
+    refused_in_a_row: Mapped[int] = mapped_column(default=0, server_default="0")
     created_utc: Mapped[datetime] = mapped_column(default=utcnow)
     updated_utc: Mapped[datetime] = mapped_column(default=utcnow)
     # The job that sends its due deliveries next (services.webhooks: one per subscription

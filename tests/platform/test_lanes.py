@@ -21,6 +21,7 @@ from app.models.base import utcnow
 from app.models.job import Job
 from app.platform import jobs
 from app.platform.jobs import JobKind, Task, Worker
+from app.platform.jobs.kinds import DEFAULT_LANE
 from app.platform.jobs.listener import parse_bind, serve_metrics
 from app.platform.jobs.queue import app_session, claim
 from app.platform.jobs.worker import lane_threads
@@ -61,6 +62,18 @@ def claimed_by(app, worker: str) -> str | None:
 
 
 # --- lanes ---------------------------------------------------------------------------------
+
+
+def test_every_kind_of_the_app_names_its_lane(app):
+    lanes = {lane: kinds.names for lane, kinds in jobs.job_kinds(app).lanes().items()}
+    assert DEFAULT_LANE not in lanes
+    assert set(lanes) >= {"account", "events", "exports", "webhooks"}
+    assert lanes["webhooks"] == ("webhooks.drain",)
+    assert lanes["account"] == (
+        "identity.confirmation_mail",
+        "identity.email_change_mail",
+        "identity.password_reset_mail",
+    )
 
 
 def test_the_lanes_threads_come_from_the_setting(app):

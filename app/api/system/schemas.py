@@ -136,6 +136,17 @@ class LimitsSchema(Schema):
     account_exports = fields.Nested(
         AccountLimitSchema, metadata={"description": "POST /api/account/export."}
     )
+    webhook_sends = fields.Nested(
+        AccountLimitSchema,
+        metadata={
+            "description": "Webhook test messages and redeliveries of an account, counted "
+            "together (POST /api/webhooks/{webhookId}/test and .../redeliver)."
+        },
+    )
+    webhook_sends_per_webhook = fields.Nested(
+        AccountLimitSchema,
+        metadata={"description": "The same, of one webhook, whoever of its admins asks."},
+    )
     finder_photos = fields.Nested(
         FinderPhotoLimitsSchema,
         metadata={"description": "Photos of a trackable comment or journey stop."},

@@ -48,6 +48,21 @@ def conflict_response(description: str, code: str, detail: str) -> dict[str, Any
 
 
 SWITCHED_OFF = "`webhook_disabled`: the webhook is switched off; switch it on first (PATCH)."
+SENDS_LIMITED = {
+    "schema": ProblemSchema,
+    "content_type": PROBLEM_JSON,
+    "description": "`webhook_sends_limited`: the account asked for its test messages and "
+    "redeliveries of the hour (60 by default, `limits.webhookSends`), or this webhook had "
+    "its (20, `limits.webhookSendsPerWebhook`); `Retry-After` says when the next one fits.",
+    "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
+    "example": coded_problem(
+        429,
+        "Too many requests",
+        "webhook_sends_limited",
+        "This webhook has had 20 test messages and redeliveries in the last hour, the most "
+        "allowed. Try again in 1200 seconds.",
+    ),
+}
 
 
 @blp.route("", methods=["POST"])
@@ -148,13 +163,15 @@ def list_webhook_deliveries(query: dict, webhook_id: UUID) -> Any:
         "The delivery is still being tried.",
     ),
 )
+@blp.alt_response(429, **SENDS_LIMITED)
 def redeliver_webhook_delivery(webhook_id: UUID, delivery_id: UUID) -> Any:
     """Send a delivery again
 
     With the same `webhook-id`, retried for another day. 409 while it is still being
-    tried, or when the webhook is switched off.
+    tried, or when the webhook is switched off; 429 past the hourly limits on test
+    messages and redeliveries (per account and per webhook, counted together).
     """
-    delivery = webhooks.redeliver(current_viewer(), webhook_id, delivery_id)
+    delivery = webhooks.redeliver(current_viewer(), webhook_id, delivery_id, current_app.config)
     db.session.commit()
     return delivery
 
@@ -165,13 +182,15 @@ def redeliver_webhook_delivery(webhook_id: UUID, delivery_id: UUID) -> Any:
 @blp.alt_response(
     409, **conflict_response(SWITCHED_OFF, "webhook_disabled", "Switch the webhook on first.")
 )
+@blp.alt_response(429, **SENDS_LIMITED)
 def test_webhook(webhook_id: UUID) -> Any:
     """Send a test message
 
     A `webhook.test` delivery, signed and retried as any other. 409 when the webhook is
-    switched off.
+    switched off; 429 past the hourly limits on test messages and redeliveries (per
+    account and per webhook, counted together).
     """
-    delivery = webhooks.send_test(current_viewer(), webhook_id)
+    delivery = webhooks.send_test(current_viewer(), webhook_id, current_app.config)
     db.session.commit()
     return delivery
 

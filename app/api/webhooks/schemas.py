@@ -49,9 +49,20 @@ class WebhookSchema(Schema):
         required=True,
         allow_none=True,
         metadata={
-            "description": "Why it is switched off: `owner` (by a PATCH) or `failing` "
-            "(its endpoint failed for three days; its owner was mailed). Null when on.",
-            "enum": ["owner", "failing", None],
+            "description": "Why it is switched off: `owner` (by a PATCH), `failing` (its "
+            "endpoint failed for three days) or `unreachable` (three tries in a row found "
+            "no public address: the address is not a public one, or the name does not "
+            "resolve); its owner is mailed of the last two. Null when on.",
+            "enum": ["owner", "failing", "unreachable", None],
+        },
+    )
+    paused_until_utc = UtcDateTime(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Its endpoint timed out three tries in a row: no try is made "
+            "until then; then one, and a pause twice as long (1 minute to 1 hour) if that "
+            "times out too. Null when tries go ahead."
         },
     )
     previous_secret_expires_utc = UtcDateTime(

@@ -129,6 +129,14 @@ def published_limits(config: Mapping[str, Any]) -> dict[str, Any]:
             "attempts": config["EXPORTS_PER_USER_PER_DAY"],
             "window_minutes": 1440,
         },
+        "webhook_sends": {
+            "attempts": config["WEBHOOK_MANUAL_SENDS_PER_HOUR"],
+            "window_minutes": 60,
+        },
+        "webhook_sends_per_webhook": {
+            "attempts": config["WEBHOOK_MANUAL_SENDS_PER_WEBHOOK_PER_HOUR"],
+            "window_minutes": 60,
+        },
         "secret_rotations": {
             "attempts": config["SECRET_ROTATE_LIMIT"],
             "window_minutes": config["SECRET_ROTATE_WINDOW_MINUTES"],

@@ -1,32 +1,41 @@
-"""Deliveries: which subscriptions hear of an event, the job that sends one, its retries,
-the switch-off after three failing days, redelivery, test messages and the clean-up.
+"""Deliveries: which subscriptions hear of an event, the job that sends them, retries, the
+circuit of a receiver that keeps timing out, the switch-offs, redelivery, test messages
+and the clean-up.
 
 - Audience. `on_event` runs after an event's fan-out, in its transaction: a personal
   subscription hears what its owner's inbox just received (the same audience rules: a
   notification written for its owner); a team subscription hears the events of its team.
   Each matching enabled subscription gets one delivery, unique per (subscription, event).
 - Sending. A subscription has at most one waiting job, `webhooks.drain` (`wake` names it
-  on the subscription, under its row lock), which sends its due deliveries in batches
-  over one kept-alive connection (`outbound.Poster`: every POST checked as any outbound
-  call, no redirect followed, a short budget, a capped read), signed as Standard Webhooks
-  1.0 says, with the delivery's id as `webhook-id` on every try, each batch's tries
-  recorded and committed together. The owner's rights are checked again before each try
-  (policies.webhooks.receiving_owner, then the events area's may_still_hear).
+  on the subscription, under its row lock), in the worker's `webhooks` lane, where one
+  owner's drains run one at a time (JobKind.fair). The drain takes one delivery at a
+  time in a short transaction, sends it with no transaction open (so the owner's edits
+  never wait on a try), and records the outcome in another; every try has one deadline
+  for resolving, connecting, sending and reading (`outbound.Poster`, which also checks
+  the addresses and follows no redirect), and the drain starts a try only if it can end
+  within DRAIN_BUDGET, from which the job's lease follows. Signed as Standard Webhooks
+  1.0 says, with the delivery's id as `webhook-id` on every try. The owner's rights are
+  checked again before each try (policies.webhooks.receiving_owner, then the events
+  area's may_still_hear).
 - Retries. A 2xx answer succeeds; anything else (3xx included), or no answer, is a failed
-  try: recorded, and the delivery is due again after a back-off (exponential, with
-  jitter, up to four hours apart) until about a day after it was made; the drain's last
-  look wakes a job for the next due try. Each try is recorded (status, latency, a capped
-  excerpt of the answer, the error).
-- Switch-off. A subscription whose tries have all failed for WEBHOOK_DISABLE_AFTER_DAYS is
-  switched off and its owner mailed.
+  try: recorded with its own start and latency, and the delivery is due again after a
+  back-off counted from the try's end (exponential, with jitter, up to four hours apart)
+  until about a day after it was made.
+- Circuit. CIRCUIT_TIMEOUTS timeouts in a row pause the subscription's tries (FIRST_PAUSE,
+  doubling to LONGEST_PAUSE); after a pause one try is made; any answer closes it.
+- Switch-offs. Tries refused before connecting (not a public address, or a name that does
+  not resolve: one reason for both) REFUSED_SWITCH_OFF times in a row, or tries all
+  failing for WEBHOOK_DISABLE_AFTER_DAYS, switch the subscription off; its owner is mailed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -54,13 +63,33 @@ from app.platform.jobs import JobKind, Task, enqueue
 from app.platform.mail import Mail, deliver
 from app.policies import webhooks as policy
 from app.services import events
+from app.services.shared import budgets
 from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.webhooks import signing
 from app.services.webhooks.subscriptions import outbound_settings, signing_secrets
 
 DRAIN = "webhooks.drain"
-DRAIN_BATCH = 50  # tries recorded and committed together
-DRAIN_BUDGET = timedelta(seconds=30)  # then the job hands over to a new one
+LANE = "webhooks"
+# A drain starts a try only if the try's deadline ends within its budget; then the job
+# hands over to a new one. Its lease is the budget and room for its short transactions.
+DRAIN_BUDGET = timedelta(seconds=20)
+DRAIN_LEASE = DRAIN_BUDGET + timedelta(seconds=40)
+TRY_MARGIN = timedelta(seconds=5)  # a claimed delivery is due again after its deadline and this
+CIRCUIT_TIMEOUTS = 3
+FIRST_PAUSE = timedelta(minutes=1)
+LONGEST_PAUSE = timedelta(hours=1)
+REFUSED_SWITCH_OFF = 3
+# What a failed try's record says; a refusal never tells whether a name resolves, nor to
+# what kind of address.
+REFUSED = "Not a public address, or the name does not resolve."
+REFUSED_FAILURE, TIMEOUT_FAILURE, CONNECT_FAILURE, ANSWER_FAILURE = (
+    "refused",
+    "timeout",
+    "connect",
+    "answer",
+)
+# Why a subscription was switched off (`disabledReason`).
+OWNER, FAILING, UNREACHABLE = "owner", "failing", "unreachable"
 DISABLED_MAIL = "webhooks.disabled_mail"
 TEST_EVENT = "webhook.test"
 RETRY_WINDOW = timedelta(days=1)
@@ -148,12 +177,16 @@ def _new_delivery(
 
 
 def wake(subscription: WebhookSubscription, at: datetime) -> None:
-    """Make sure the subscription's drain job is due by `at`. The subscription row is
-    locked first, so two writers never both miss or both add a job; a running drain
-    keeps its mark until its last look (`drain_job`), which sees what this commits."""
+    """Make sure the subscription's drain job is due by `at` (or by the end of its pause,
+    while its circuit is open). The subscription row is locked first, so two writers
+    never both miss or both add a job; a running drain keeps its mark until its last look
+    (`_rest`), which sees what this commits. The job's fair key is the owner: one
+    account's drains take one thread of the lane at a time."""
     locked = _locked(subscription.id)
     if locked is None:  # pragma: no cover - deleted under us: its deliveries went with it
         return
+    if locked.paused_until_utc is not None:
+        at = max(at, locked.paused_until_utc)
     waiting = locked.drain_due_utc if locked.drain_job_id is not None else None
     if waiting is not None and waiting <= at:
         return  # one is due by then already
@@ -162,6 +195,7 @@ def wake(subscription: WebhookSubscription, at: datetime) -> None:
         DRAIN,
         {"webhookId": str(locked.id), "due": at.isoformat()},
         delay=delay if delay > timedelta() else None,
+        fair_key=f"user:{locked.owner_user_id}",
     )
     locked.drain_job_id, locked.drain_due_utc = job.id, at
 
@@ -169,48 +203,81 @@ def wake(subscription: WebhookSubscription, at: datetime) -> None:
 # --- the job -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Claimed:
+    """A delivery taken for one try, with all the try needs: nothing of the database is
+    held while it is sent."""
+
+    delivery_id: uuid.UUID
+    url: str
+    body: bytes
+    secrets: list[str]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one try came to: when it started, how long it took (a timeout: the time it
+    waited), and the answer or why there was none (`failure`: None on success, else
+    REFUSED_FAILURE, TIMEOUT_FAILURE, CONNECT_FAILURE or ANSWER_FAILURE)."""
+
+    started_utc: datetime
+    latency_ms: int
+    status_code: int | None = None
+    excerpt: str = ""
+    error: str | None = None
+    failure: str | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.error is None
+
+
 def drain_job(task: Task) -> None:
-    """Send a subscription's due deliveries (the job `webhooks.drain`): in batches of
-    DRAIN_BATCH, each batch's tries recorded and committed together, over one kept-alive
-    connection, until none is due or DRAIN_BUDGET is spent; then wake again for the
-    next due try. A crash in a batch leaves its deliveries pending: they are sent again,
-    with the same `webhook-id` (at least once, as Standard Webhooks expects)."""
+    """Send a subscription's due deliveries (the job `webhooks.drain`), one try at a time:
+    each claimed in a short transaction, sent with no transaction open, and recorded in
+    another, until none is due, the circuit opens or the next try would not end within
+    DRAIN_BUDGET; then wake again for the next due try. A worker killed during a try leaves
+    its delivery pending: it is sent again, with the same `webhook-id`, once its claim
+    (the try's deadline and TRY_MARGIN) has run out (at least once, as Standard Webhooks
+    expects)."""
     subscription_id = uuid.UUID(task.payload["webhookId"])
     due = datetime.fromisoformat(task.payload["due"])
     subscription = db.session.get(WebhookSubscription, subscription_id)
-    if subscription is None or subscription.drain_job_id != task.id:
+    named = subscription is not None and subscription.drain_job_id == task.id
+    db.session.rollback()  # nothing read here is held while sending
+    if not named:
         return  # deleted, or another job was named (an earlier one, or this one's rerun)
     config = task.config
+    settings = try_settings(config)
     ends = time.monotonic() + DRAIN_BUDGET.total_seconds()
-    with outbound.Poster(outbound_settings(config)) as poster:
-        while True:
-            now = max(utcnow(), due)  # the job runs for the moment it was due
-            batch = db.session.scalars(
-                select(WebhookDelivery)
-                .where(
-                    WebhookDelivery.subscription_id == subscription_id,
-                    WebhookDelivery.state == DeliveryState.PENDING,
-                    WebhookDelivery.next_try_utc <= now,
-                )
-                .order_by(WebhookDelivery.next_try_utc, WebhookDelivery.id)
-                .limit(DRAIN_BATCH)
-                .with_for_update(skip_locked=True)
-            ).all()
-            if not batch:
-                break
-            subscription = db.session.get_one(WebhookSubscription, subscription_id)
-            for delivery in batch:
-                _try(poster, subscription, delivery, config, now)
+
+    def now() -> datetime:
+        return max(utcnow(), due)  # the job runs for the moment it was due
+
+    with outbound.Poster(settings) as poster:
+        while time.monotonic() + settings.timeout_seconds <= ends:  # before every try
+            claimed = _claim(subscription_id, now(), settings.timeout_seconds, config)
             db.session.commit()
-            if time.monotonic() > ends:
-                break  # what is still due wakes the next job at once (`_rest`)
+            if claimed is None:
+                break
+            if isinstance(claimed, Claimed):
+                outcome = _post(poster, claimed, now(), settings.timeout_seconds)
+                _record(subscription_id, claimed.delivery_id, outcome, config)
+                db.session.commit()
     _rest(subscription_id, task.id)
 
 
+def try_settings(config: Mapping[str, Any]) -> outbound.OutboundSettings:
+    """The outbound rules of a try, its deadline at most the drain's budget."""
+    settings = outbound_settings(config)
+    deadline = min(settings.timeout_seconds, DRAIN_BUDGET.total_seconds())
+    return dataclasses.replace(settings, timeout_seconds=deadline)
+
+
 def _locked(subscription_id: uuid.UUID) -> WebhookSubscription | None:
-    """The subscription read afresh and locked for this transaction: FOR NO KEY UPDATE on
-    PostgreSQL (the deliveries' inserts, which share its key, never wait on it), the
-    database's write lock on SQLite."""
+    """The subscription read afresh and locked for this (short) transaction: FOR NO KEY
+    UPDATE on PostgreSQL (the deliveries' inserts, which share its key, never wait on it),
+    the database's write lock on SQLite."""
     connection = db.session.connection()
     if connection.dialect.name == "sqlite":
         begin_immediate(connection)
@@ -222,9 +289,150 @@ def _locked(subscription_id: uuid.UUID) -> WebhookSubscription | None:
     ).one_or_none()
 
 
+def _claim(
+    subscription_id: uuid.UUID, now: datetime, deadline_seconds: float, config: Mapping[str, Any]
+) -> Claimed | bool | None:
+    """The oldest due delivery, taken for one try: it is not due again until the try's
+    deadline and TRY_MARGIN have passed. True when the one found was cancelled instead
+    (its subscription switched off, or its owner's rights gone); None when nothing may be
+    tried now (none due, the circuit open, the subscription gone)."""
+    subscription = _locked(subscription_id)
+    if subscription is None or _paused(subscription, now):
+        return None
+    delivery = db.session.scalars(
+        select(WebhookDelivery)
+        .where(
+            WebhookDelivery.subscription_id == subscription_id,
+            WebhookDelivery.state == DeliveryState.PENDING,
+            WebhookDelivery.next_try_utc <= now,
+        )
+        .order_by(WebhookDelivery.next_try_utc, WebhookDelivery.id)
+        .limit(1)
+    ).first()
+    if delivery is None:
+        return None
+    if not _may_send(subscription, delivery):
+        delivery.state, delivery.next_try_utc = DeliveryState.CANCELLED, None
+        return True
+    delivery.next_try_utc = now + timedelta(seconds=deadline_seconds) + TRY_MARGIN
+    body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
+    return Claimed(delivery.id, subscription.url, body, signing_secrets(subscription, config, now))
+
+
+def _paused(subscription: WebhookSubscription, now: datetime) -> bool:
+    paused = subscription.paused_until_utc
+    return paused is not None and paused > now
+
+
+def _post(
+    poster: outbound.Poster, claimed: Claimed, started: datetime, deadline_seconds: float
+) -> Outcome:
+    """One try: signed for the moment it starts, sent, timed (a failure too)."""
+    headers = signing.headers(
+        str(claimed.delivery_id), int(started.timestamp()), claimed.body, claimed.secrets
+    )
+    clock = time.monotonic()
+
+    def waited() -> int:
+        return int((time.monotonic() - clock) * 1000)
+
+    try:
+        posted = poster.post(claimed.url, claimed.body, headers)
+    except (outbound.BlockedDestination, outbound.Unresolvable):
+        return Outcome(started, waited(), error=REFUSED, failure=REFUSED_FAILURE)
+    except outbound.TimedOut:
+        error = f"Timed out: no whole answer within {deadline_seconds:g} seconds."
+        return Outcome(started, waited(), error=error, failure=TIMEOUT_FAILURE)
+    except outbound.TlsFailed:
+        error = "Could not connect: the TLS certificate could not be verified."
+        return Outcome(started, waited(), error=error, failure=CONNECT_FAILURE)
+    except outbound.OutboundError:
+        return Outcome(started, waited(), error="Could not connect.", failure=CONNECT_FAILURE)
+    excerpt = posted.body.decode("utf-8", errors="replace")[:EXCERPT_MAX_LENGTH]
+    if 200 <= posted.status < 300:
+        return Outcome(started, posted.latency_ms, posted.status, excerpt)
+    return Outcome(
+        started,
+        posted.latency_ms,
+        posted.status,
+        excerpt,
+        error=f"The endpoint answered HTTP {posted.status}.",
+        failure=ANSWER_FAILURE,
+    )
+
+
+def _record(
+    subscription_id: uuid.UUID,
+    delivery_id: uuid.UUID,
+    outcome: Outcome,
+    config: Mapping[str, Any],
+) -> None:
+    """A try's outcome, in a short transaction of its own: the attempt, the delivery's
+    next step and the subscription's counts. Nothing when either went meanwhile; a
+    subscription switched off meanwhile has the failed delivery cancelled, not retried."""
+    subscription = _locked(subscription_id)
+    delivery = db.session.get(WebhookDelivery, delivery_id, populate_existing=True)
+    if subscription is None or delivery is None:
+        return  # deleted while it was tried: nothing left to record it on
+    db.session.add(
+        WebhookAttempt(
+            delivery_id=delivery.id,
+            attempted_utc=outcome.started_utc,
+            status_code=outcome.status_code,
+            latency_ms=outcome.latency_ms,
+            response_excerpt=outcome.excerpt,
+            error=None if outcome.error is None else outcome.error[:ATTEMPT_ERROR_MAX_LENGTH],
+            succeeded=outcome.succeeded,
+        )
+    )
+    delivery.attempt_count += 1
+    delivery.last_attempt_utc = outcome.started_utc
+    ended = outcome.started_utc + timedelta(milliseconds=outcome.latency_ms)
+    _count(subscription, outcome, ended)
+    if outcome.succeeded:
+        delivery.state, delivery.next_try_utc = DeliveryState.SUCCEEDED, None
+        subscription.failing_since_utc = None
+        return
+    if not subscription.is_enabled:
+        delivery.state, delivery.next_try_utc = DeliveryState.CANCELLED, None
+        return
+    if subscription.refused_in_a_row >= REFUSED_SWITCH_OFF:
+        _switch_off(subscription, UNREACHABLE)
+        delivery.state, delivery.next_try_utc = DeliveryState.FAILED, None
+        return
+    _after_failure(subscription, delivery, config, ended)
+
+
+def _count(subscription: WebhookSubscription, outcome: Outcome, ended: datetime) -> None:
+    """The subscription's tries in a row that were refused, and that timed out: the
+    circuit opens at CIRCUIT_TIMEOUTS (or opens again, for twice as long, when the one
+    try after a pause times out too); any answer closes it."""
+    refused = outcome.failure == REFUSED_FAILURE
+    subscription.refused_in_a_row = subscription.refused_in_a_row + 1 if refused else 0
+    if outcome.failure != TIMEOUT_FAILURE:
+        subscription.timeouts_in_a_row = 0
+        subscription.pause_seconds = 0
+        subscription.paused_until_utc = None
+        return
+    subscription.timeouts_in_a_row += 1
+    if subscription.timeouts_in_a_row >= CIRCUIT_TIMEOUTS:
+        pause = min(
+            LONGEST_PAUSE, max(FIRST_PAUSE, timedelta(seconds=2 * subscription.pause_seconds))
+        )
+        subscription.pause_seconds = int(pause.total_seconds())
+        subscription.paused_until_utc = ended + pause
+
+
+def _switch_off(subscription: WebhookSubscription, reason: str) -> None:
+    subscription.is_enabled = False
+    subscription.disabled_reason = reason
+    enqueue(DISABLED_MAIL, {"webhookId": str(subscription.id)})
+
+
 def _rest(subscription_id: uuid.UUID, job_id: uuid.UUID) -> None:
     """The drain's last look, under the subscription's lock: its mark is taken off, and
-    the next due try gets a job (at once when the budget ran out with tries still due)."""
+    the next due try gets a job (at once when the budget ran out with tries still due; at
+    the end of a pause while the circuit is open)."""
     subscription = _locked(subscription_id)
     if subscription is None:  # pragma: no cover - deleted while it sent
         return
@@ -238,34 +446,6 @@ def _rest(subscription_id: uuid.UUID, job_id: uuid.UUID) -> None:
     )
     if following is not None:
         wake(subscription, following)
-
-
-def _try(
-    poster: outbound.Poster,
-    subscription: WebhookSubscription,
-    delivery: WebhookDelivery,
-    config: Mapping[str, Any],
-    now: datetime,
-) -> None:
-    """One try at a delivery: checked, signed, sent, recorded."""
-    if not _may_send(subscription, delivery):
-        delivery.state, delivery.next_try_utc = DeliveryState.CANCELLED, None
-        return
-    body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
-    headers = signing.headers(
-        str(delivery.id), int(now.timestamp()), body, signing_secrets(subscription, config, now)
-    )
-    attempt = _send(poster, subscription.url, body, headers)
-    attempt.delivery_id = delivery.id
-    attempt.attempted_utc = now
-    db.session.add(attempt)
-    delivery.attempt_count += 1
-    delivery.last_attempt_utc = now
-    if attempt.succeeded:
-        delivery.state, delivery.next_try_utc = DeliveryState.SUCCEEDED, None
-        subscription.failing_since_utc = None
-        return
-    _after_failure(subscription, delivery, config, now)
 
 
 def _may_send(subscription: WebhookSubscription, delivery: WebhookDelivery) -> bool:
@@ -284,37 +464,22 @@ def _may_receive(subscription: WebhookSubscription, event: Event) -> bool:
     return owner is not None and events.may_still_hear(event, owner)
 
 
-def _send(poster: outbound.Poster, url: str, body: bytes, headers: Mapping[str, str]) -> Any:
-    try:
-        posted = poster.post(url, body, headers)
-    except outbound.OutboundError as error:
-        return WebhookAttempt(error=error.reason[:ATTEMPT_ERROR_MAX_LENGTH], succeeded=False)
-    excerpt = posted.body.decode("utf-8", errors="replace")[:EXCERPT_MAX_LENGTH]
-    succeeded = 200 <= posted.status < 300
-    return WebhookAttempt(
-        status_code=posted.status,
-        latency_ms=posted.latency_ms,
-        response_excerpt=excerpt,
-        error=None if succeeded else f"The endpoint answered HTTP {posted.status}.",
-        succeeded=succeeded,
-    )
-
-
 def _after_failure(
     subscription: WebhookSubscription,
     delivery: WebhookDelivery,
     config: Mapping[str, Any],
     now: datetime,
 ) -> None:
+    """A failed try ended at `now`: the delivery is due again after its back-off, counted
+    from then, or has failed; a subscription failing for WEBHOOK_DISABLE_AFTER_DAYS is
+    switched off."""
     if subscription.failing_since_utc is None:
         subscription.failing_since_utc = now
     elif now - subscription.failing_since_utc >= timedelta(
         days=float(config["WEBHOOK_DISABLE_AFTER_DAYS"])
     ):
-        subscription.is_enabled = False
-        subscription.disabled_reason = "failing"
+        _switch_off(subscription, FAILING)
         delivery.state, delivery.next_try_utc = DeliveryState.FAILED, None
-        enqueue(DISABLED_MAIL, {"webhookId": str(subscription.id)})
         return
     delay = RETRIES.retry_delay(delivery.attempt_count)
     if delivery.attempt_count >= MAX_TRIES or now + delay > delivery.retry_until_utc:
@@ -331,14 +496,20 @@ def disabled_mail_job(task: Task) -> None:
     owner = db.session.get(User, subscription.owner_user_id)
     if owner is None or not owner.email:
         return
-    days = task.config["WEBHOOK_DISABLE_AFTER_DAYS"]
+    if subscription.disabled_reason == UNREACHABLE:
+        why = (
+            f"could not be reached {REFUSED_SWITCH_OFF} times in a row: its address is not a "
+            "public one, or its name does not resolve"
+        )
+    else:
+        why = f"has failed every delivery for {task.config['WEBHOOK_DISABLE_AFTER_DAYS']:g} days"
     deliver(
         Mail(
             to=owner.email,
             subject="A webhook was switched off",
             text=(
-                f"Your Location Notes webhook to {subscription.url} (id {subscription.id}) has "
-                f"failed every delivery for {days:g} days, so it was switched off.\n\n"
+                f"Your Location Notes webhook to {subscription.url} (id {subscription.id}) "
+                f"{why}, so it was switched off.\n\n"
                 "Fix the endpoint, then switch it on again (PATCH /api/webhooks/"
                 f'{subscription.id} with {{"isEnabled": true}}). Deliveries missed meanwhile '
                 "can be sent again from its delivery list.\n"
@@ -360,11 +531,19 @@ DRAIN_KIND = JobKind(
     drain_job,
     max_attempts=10,  # runs cut short by a crash; failed tries are the deliveries' own
     max_age=RETRY_WINDOW * 2,
-    lease=timedelta(minutes=2),  # above DRAIN_BUDGET and a batch's time budget
+    lease=DRAIN_LEASE,
+    lane=LANE,
+    fair=True,  # one owner's drains one at a time
 )
 JOB_KINDS = (
     DRAIN_KIND,
-    JobKind(DISABLED_MAIL, disabled_mail_job, max_attempts=30, max_age=timedelta(days=1)),
+    JobKind(
+        DISABLED_MAIL,
+        disabled_mail_job,
+        max_attempts=30,
+        max_age=timedelta(days=1),
+        lane="events",
+    ),
 )
 
 
@@ -384,9 +563,53 @@ def list_deliveries(
     return read_list(query, DELIVERY_ORDER, page=page, cap=cap, scalars=True)
 
 
-def redeliver(viewer: Viewer, webhook_id: uuid.UUID, delivery_id: uuid.UUID) -> WebhookDelivery:
+def manual_send_budgets(config: Mapping[str, Any]) -> tuple[budgets.Budget, budgets.Budget]:
+    """The hourly limits on test messages and redeliveries: per account, per webhook."""
+    per_account = int(config["WEBHOOK_MANUAL_SENDS_PER_HOUR"])
+    per_webhook = int(config["WEBHOOK_MANUAL_SENDS_PER_WEBHOOK_PER_HOUR"])
+    return (
+        budgets.Budget(
+            "webhook_sends",
+            per_account,
+            timedelta(hours=1),
+            f"You have asked for {per_account} test messages and redeliveries in the last "
+            "hour, the most allowed.",
+            code="webhook_sends_limited",
+        ),
+        budgets.Budget(
+            "webhook_sends_per_webhook",
+            per_webhook,
+            timedelta(hours=1),
+            f"This webhook has had {per_webhook} test messages and redeliveries in the last "
+            "hour, the most allowed.",
+            code="webhook_sends_limited",
+        ),
+    )
+
+
+def _spend_manual_send(
+    viewer: Viewer, subscription: WebhookSubscription, config: Mapping[str, Any]
+) -> None:
+    """Count a test message or redelivery against the account's and the webhook's hourly
+    limits, or 429 `webhook_sends_limited` (with Retry-After) and nothing counted. Under
+    both subjects' locks (the account's first), until the request commits."""
+    per_account, per_webhook = manual_send_budgets(config)
+    spenders = [(per_account, str(viewer.account.id)), (per_webhook, str(subscription.id))]
+    for budget, subject in spenders:
+        budgets.hold(f"{budget.name}:{subject}")
+    now = utcnow()
+    for (budget, _), wait in zip(spenders, budgets.waits(spenders, now), strict=True):
+        if wait is not None:
+            raise budget.exceeded(wait)
+    budgets.spend_all(spenders, now)
+
+
+def redeliver(
+    viewer: Viewer, webhook_id: uuid.UUID, delivery_id: uuid.UUID, config: Mapping[str, Any]
+) -> WebhookDelivery:
     """Send a settled delivery again (same `webhook-id`, retried for another day); 409 while
-    it is still pending or when the subscription is switched off."""
+    it is still pending or when the subscription is switched off, 429 past the hourly
+    limits (`manual_send_budgets`)."""
     subscription = policy.get_manageable(viewer, webhook_id)
     delivery = db.session.get(WebhookDelivery, delivery_id)
     if delivery is None or delivery.subscription_id != subscription.id:
@@ -395,6 +618,7 @@ def redeliver(viewer: Viewer, webhook_id: uuid.UUID, delivery_id: uuid.UUID) -> 
         raise Conflict("Switch the webhook on first.", code="webhook_disabled")
     if delivery.state is DeliveryState.PENDING:
         raise Conflict("The delivery is still being tried.", code="webhook_delivery_pending")
+    _spend_manual_send(viewer, subscription, config)
     now = utcnow()
     delivery.state = DeliveryState.PENDING
     delivery.retry_until_utc, delivery.next_try_utc = now + RETRY_WINDOW, now
@@ -403,11 +627,13 @@ def redeliver(viewer: Viewer, webhook_id: uuid.UUID, delivery_id: uuid.UUID) -> 
     return delivery
 
 
-def send_test(viewer: Viewer, webhook_id: uuid.UUID) -> WebhookDelivery:
-    """A `webhook.test` message, delivered (and retried) as any event would be."""
+def send_test(viewer: Viewer, webhook_id: uuid.UUID, config: Mapping[str, Any]) -> WebhookDelivery:
+    """A `webhook.test` message, delivered (and retried) as any event would be; 429 past
+    the hourly limits (`manual_send_budgets`)."""
     subscription = policy.get_manageable(viewer, webhook_id)
     if not subscription.is_enabled:
         raise Conflict("Switch the webhook on first.", code="webhook_disabled")
+    _spend_manual_send(viewer, subscription, config)
     body = {
         "type": TEST_EVENT,
         "timestamp": _iso(utcnow()),

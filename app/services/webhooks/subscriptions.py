@@ -51,6 +51,7 @@ class WebhookView:
     failing_since_utc: datetime | None
     disabled_reason: str | None
     previous_secret_expires_utc: datetime | None
+    paused_until_utc: datetime | None = None  # while its circuit is open
     secret: str | None = None  # only when just made
 
 
@@ -71,13 +72,19 @@ def outbound_settings(config: Mapping[str, Any]) -> outbound.OutboundSettings:
 
 def check_url(url: str, config: Mapping[str, Any]) -> str:
     """The URL normalized, or 400 `webhook_url_not_allowed`: not http(s), a port not
-    allowed, user info, or an address that is not public. Names are resolved and checked
-    again at every delivery (a name may move)."""
+    allowed, user info, an address that is not public, or a name that can only be
+    loopback (`localhost` and names under it). Other names are resolved and checked at
+    every delivery (a name may move), never here: an answer must not tell whether an
+    internal name resolves."""
     settings = outbound_settings(config)
     try:
         target = outbound.parse_target(url.strip(), settings)
         if target.address is not None:
             outbound.checked_addresses(target, settings)
+        elif outbound.names_loopback(target.host) and not settings.allow_loopback:
+            raise outbound.BlockedDestination(
+                "A localhost name only ever reaches this server, never yours."
+            )
     except outbound.OutboundError as error:
         raise ValidationFailed(
             {"url": [error.reason]},
@@ -99,8 +106,22 @@ def view(subscription: WebhookSubscription, secret: str | None = None) -> Webhoo
         failing_since_utc=subscription.failing_since_utc,
         disabled_reason=subscription.disabled_reason,
         previous_secret_expires_utc=_rotation_end(subscription, utcnow()),
+        paused_until_utc=_pause_end(subscription, utcnow()),
         secret=secret,
     )
+
+
+def _pause_end(subscription: WebhookSubscription, now: datetime) -> datetime | None:
+    ends = subscription.paused_until_utc
+    return ends if ends is not None and ends > now and subscription.is_enabled else None
+
+
+def forget_failures(subscription: WebhookSubscription) -> None:
+    """A fresh start (switched on again, or a new URL): no failing streak, no circuit."""
+    subscription.failing_since_utc = None
+    subscription.timeouts_in_a_row = subscription.refused_in_a_row = 0
+    subscription.pause_seconds = 0
+    subscription.paused_until_utc = None
 
 
 def _rotation_end(subscription: WebhookSubscription, now: datetime) -> datetime | None:
@@ -171,17 +192,20 @@ def update_webhook(
     event_types: Sequence[str] | None = None,
     is_enabled: bool | None = None,
 ) -> WebhookView:
-    """Change what is given. Switching a subscription on again forgets its failures. A
-    team admin who changes a team subscription becomes the admin answerable for it (whose
-    rights each delivery checks)."""
+    """Change what is given. Switching a subscription on again, or a new URL, forgets its
+    failures (and closes its circuit). A team admin who changes a team subscription
+    becomes the admin answerable for it (whose rights each delivery checks)."""
     subscription = policy.get_manageable(viewer, webhook_id)
     if url is not None:
-        subscription.url = check_url(url, config)
+        normalized = check_url(url, config)
+        if normalized != subscription.url:
+            forget_failures(subscription)
+        subscription.url = normalized
     if event_types is not None:
         subscription.event_types = sorted(set(event_types))
     if is_enabled is not None:
         if is_enabled and not subscription.is_enabled:
-            subscription.failing_since_utc = None
+            forget_failures(subscription)
             subscription.disabled_reason = None
         subscription.is_enabled = is_enabled
         if not is_enabled:

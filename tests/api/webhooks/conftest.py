@@ -1,8 +1,9 @@
-"""The webhook tests' receiver: a threaded HTTP server on 127.0.0.1 that records every
-POST and answers as the test tells it (a status, a redirect, a slow or a huge answer);
-the settings that let deliveries reach it (loopback and its port, tests only); a guard
-that fails any connection not to 127.0.0.1; and the signature check of the reference
-Standard Webhooks library (`standardwebhooks`), as a receiver runs it."""
+"""The webhook tests' receivers: a threaded HTTP server on 127.0.0.1 that records every
+POST and answers as the test tells it (a status, a redirect, a slow or a huge answer); a
+black hole (accepts connections, never answers) and a trickler (answers one byte at a
+time); the settings that let deliveries reach them (loopback and their port, tests
+only); a guard that fails any connection not to 127.0.0.1; and the signature check of the
+reference Standard Webhooks library (`standardwebhooks`), as a receiver runs it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from tests.api.notifications.conftest import world  # noqa: F401 - its fixture, shared here
+from tests.hanging_peers import BlackHole, Trickler
 from tests.jobs import run_jobs
 
 HUGE_BYTES = 8 * 1024 * 1024
@@ -118,16 +120,46 @@ def receiver(app) -> Iterator[Receiver]:
     server = Receiver()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    app.config.update(
-        WEBHOOKS_ALLOW_LOOPBACK=True,
-        WEBHOOK_ALLOWED_PORTS=[80, 443, server.port],
-        WEBHOOK_TIMEOUT_SECONDS=2.0,
-    )
+    reachable(app, server.port, 2.0)
     try:
         yield server
     finally:
         server.shutdown()
         server.server_close()
+
+
+def reachable(app: Any, port: int, timeout_seconds: float) -> None:
+    """The app's settings letting deliveries reach 127.0.0.1:`port` (put back after
+    each test with the rest of the app's settings)."""
+    ports = [*app.config["WEBHOOK_ALLOWED_PORTS"], port]
+    app.config.update(
+        WEBHOOKS_ALLOW_LOOPBACK=True,
+        WEBHOOK_ALLOWED_PORTS=ports,
+        WEBHOOK_TIMEOUT_SECONDS=timeout_seconds,
+    )
+
+
+@pytest.fixture
+def black_hole(app: Any) -> Iterator[BlackHole]:
+    """A black hole that deliveries may reach, with a one-second deadline per try."""
+    hole = BlackHole()
+    reachable(app, hole.port, 1.0)
+    try:
+        yield hole
+    finally:
+        hole.close()
+
+
+@pytest.fixture
+def trickler(app: Any) -> Iterator[Trickler]:
+    """A trickler that deliveries may reach: its whole answer takes 9.6 s, a try's
+    deadline is one second."""
+    slow = Trickler(interval=0.2)
+    reachable(app, slow.port, 1.0)
+    try:
+        yield slow
+    finally:
+        slow.close()
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ hands over to a new job."""
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -37,6 +38,9 @@ def states() -> dict[DeliveryState, int]:
 
 
 def test_many_deliveries_wait_for_one_job_and_all_go(app, api, receiver):
+    app.config.update(
+        WEBHOOK_MANUAL_SENDS_PER_HOUR=1000, WEBHOOK_MANUAL_SENDS_PER_WEBHOOK_PER_HOUR=1000
+    )
     owner = make_user()
     hook = subscribe(api, owner, receiver.url())
     client = api.as_user(owner)
@@ -65,7 +69,7 @@ def test_a_delivery_made_while_a_drain_sends_is_not_lost(app, api, receiver, mon
     def make_another() -> None:
         with app.app_context():
             viewer = build_viewer(db.session.get(type(owner), owner.id))
-            webhooks.send_test(viewer, uuid.UUID(hook["webhookId"]))
+            webhooks.send_test(viewer, uuid.UUID(hook["webhookId"]), app.config)
             db.session.commit()
             db.session.remove()
 
@@ -86,19 +90,30 @@ def test_a_delivery_made_while_a_drain_sends_is_not_lost(app, api, receiver, mon
     assert waiting_drains() == 0
 
 
-def test_a_drain_out_of_time_hands_over(app, api, receiver, monkeypatch):
+def test_a_drain_starts_no_try_it_could_not_end_within_its_budget(app, api, receiver, monkeypatch):
+    """Each answer takes 1.2 s and a try may take 2 s: after the first, a second could end
+    after the 3 s budget, so the job hands over to a new one instead."""
     owner = make_user()
     hook = subscribe(api, owner, receiver.url())
     client = api.as_user(owner)
     for _ in range(3):
         client.post(f"/api/webhooks/{hook['webhookId']}/test")
-    monkeypatch.setattr(delivery_module, "DRAIN_BATCH", 1)
-    monkeypatch.setattr(delivery_module, "DRAIN_BUDGET", delivery_module.timedelta(0))
+    receiver.plan.delay_seconds = 1.2
+    monkeypatch.setattr(delivery_module, "DRAIN_BUDGET", delivery_module.timedelta(seconds=3))
+    started = time.monotonic()
     assert Worker(app, name="tests").run_due(limit=1) == 1
+    assert time.monotonic() - started < 3
     assert states() == {DeliveryState.SUCCEEDED: 1, DeliveryState.PENDING: 2}
     assert waiting_drains() == 1  # the next one is named
-    assert run_jobs(app) == 2
+    receiver.plan.delay_seconds = 0
+    assert run_jobs(app) == 1
     assert states() == {DeliveryState.SUCCEEDED: 3}
+
+
+def test_the_drains_lease_follows_from_its_budget():
+    kind = delivery_module.DRAIN_KIND
+    assert kind.lease == delivery_module.DRAIN_LEASE > delivery_module.DRAIN_BUDGET
+    assert (kind.lane, kind.fair) == ("webhooks", True)
 
 
 def test_a_batch_uses_one_connection(app, api, receiver):

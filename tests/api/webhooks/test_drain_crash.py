@@ -1,7 +1,8 @@
 """A worker killed (SIGKILL) in the middle of a webhook delivery, with real processes: the
 receiver holds the first POST open while the test kills the worker; that try was never
-recorded, so once the drain job's short lease has run out a second worker sends the
-delivery again, with the same `webhook-id`, and records it once."""
+recorded, so once the drain job's short lease and the try's claim on its delivery have
+run out a second worker sends the delivery again, with the same `webhook-id`, and
+records it once."""
 
 from __future__ import annotations
 
@@ -56,5 +57,8 @@ def test_a_worker_killed_mid_delivery_leaves_it_to_another(app, api, receiver, p
         select(WebhookAttempt).where(WebhookAttempt.delivery_id == uuid.UUID(delivery_id))
     ).all()
     assert [attempt.succeeded for attempt in attempts] == [True]  # the killed try left none
-    job = db.session.scalars(select(Job).where(Job.kind == DRAIN)).one()
-    assert (job.state, job.attempts) == (JobState.DONE, 2)
+    # The killed run's job ran again once its lease was out; the delivery was due again once
+    # the try's own claim (its deadline and a margin) was out too, by the same or a new job.
+    drains = db.session.scalars(select(Job).where(Job.kind == DRAIN)).all()
+    assert {job.state for job in drains} == {JobState.DONE}
+    assert sum(job.attempts for job in drains) >= 2
