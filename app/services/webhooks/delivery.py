@@ -34,12 +34,12 @@ import dataclasses
 import json
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import selectinload
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -74,7 +74,9 @@ LANE = "webhooks"
 # hands over to a new one. Its lease is the budget and room for its short transactions.
 DRAIN_BUDGET = timedelta(seconds=20)
 DRAIN_LEASE = DRAIN_BUDGET + timedelta(seconds=40)
-TRY_MARGIN = timedelta(seconds=5)  # a claimed delivery is due again after its deadline and this
+DRAIN_BATCH = 50  # deliveries claimed together
+TRY_MARGIN = timedelta(seconds=5)  # a claimed delivery is due again after the budget and this
+RECORD_EVERY = 0.25  # seconds between records of successful tries (a failure: at once)
 CIRCUIT_TIMEOUTS = 3
 FIRST_PAUSE = timedelta(minutes=1)
 LONGEST_PAUSE = timedelta(hours=1)
@@ -233,12 +235,14 @@ class Outcome:
 
 
 def drain_job(task: Task) -> None:
-    """Send a subscription's due deliveries (the job `webhooks.drain`), one try at a time:
-    each claimed in a short transaction, sent with no transaction open, and recorded in
-    another, until none is due, the circuit opens or the next try would not end within
-    DRAIN_BUDGET; then wake again for the next due try. A worker killed during a try leaves
-    its delivery pending: it is sent again, with the same `webhook-id`, once its claim
-    (the try's deadline and TRY_MARGIN) has run out (at least once, as Standard Webhooks
+    """Send a subscription's due deliveries (the job `webhooks.drain`): a batch at a time
+    claimed in a short transaction, each sent with no transaction open, their outcomes
+    recorded in short transactions of their own (after every failed try, else every
+    RECORD_EVERY), until none is due, the circuit opens, the subscription goes or is
+    switched off, or the next try could not end within DRAIN_BUDGET; then wake again for
+    the next due try. A worker killed during a try leaves the batch's unrecorded
+    deliveries claimed: they are sent again, with the same `webhook-id`, once the claim
+    (the budget and TRY_MARGIN) has run out (at least once, as Standard Webhooks
     expects)."""
     subscription_id = uuid.UUID(task.payload["webhookId"])
     due = datetime.fromisoformat(task.payload["due"])
@@ -256,14 +260,12 @@ def drain_job(task: Task) -> None:
 
     with outbound.Poster(settings) as poster:
         while time.monotonic() + settings.timeout_seconds <= ends:  # before every try
-            claimed = _claim(subscription_id, now(), settings.timeout_seconds, config)
+            batch = _claim(subscription_id, now(), config)
             db.session.commit()
-            if claimed is None:
+            if batch is None:
                 break
-            if isinstance(claimed, Claimed):
-                outcome = _post(poster, claimed, now(), settings.timeout_seconds)
-                _record(subscription_id, claimed.delivery_id, outcome, config)
-                db.session.commit()
+            if batch and not _send(poster, subscription_id, batch, ends, now, config):
+                break
     _rest(subscription_id, task.id)
 
 
@@ -290,16 +292,17 @@ def _locked(subscription_id: uuid.UUID) -> WebhookSubscription | None:
 
 
 def _claim(
-    subscription_id: uuid.UUID, now: datetime, deadline_seconds: float, config: Mapping[str, Any]
-) -> Claimed | bool | None:
-    """The oldest due delivery, taken for one try: it is not due again until the try's
-    deadline and TRY_MARGIN have passed. True when the one found was cancelled instead
-    (its subscription switched off, or its owner's rights gone); None when nothing may be
-    tried now (none due, the circuit open, the subscription gone)."""
+    subscription_id: uuid.UUID, now: datetime, config: Mapping[str, Any]
+) -> list[Claimed] | None:
+    """The oldest DRAIN_BATCH due deliveries, taken for this run: none is due again until
+    the budget and TRY_MARGIN have passed (the run records or releases each before then).
+    One whose owner may no longer hear of it, or whose subscription is switched off, is
+    cancelled instead. None when nothing may be tried now (none due, the circuit open, the
+    subscription gone)."""
     subscription = _locked(subscription_id)
     if subscription is None or _paused(subscription, now):
         return None
-    delivery = db.session.scalars(
+    found = db.session.scalars(
         select(WebhookDelivery)
         .where(
             WebhookDelivery.subscription_id == subscription_id,
@@ -307,16 +310,57 @@ def _claim(
             WebhookDelivery.next_try_utc <= now,
         )
         .order_by(WebhookDelivery.next_try_utc, WebhookDelivery.id)
-        .limit(1)
-    ).first()
-    if delivery is None:
+        .limit(DRAIN_BATCH)
+    ).all()
+    if not found:
         return None
-    if not _may_send(subscription, delivery):
-        delivery.state, delivery.next_try_utc = DeliveryState.CANCELLED, None
-        return True
-    delivery.next_try_utc = now + timedelta(seconds=deadline_seconds) + TRY_MARGIN
-    body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
-    return Claimed(delivery.id, subscription.url, body, signing_secrets(subscription, config, now))
+    secrets = signing_secrets(subscription, config, now) if subscription.is_enabled else []
+    batch = []
+    for delivery in found:
+        if not _may_send(subscription, delivery):
+            delivery.state, delivery.next_try_utc = DeliveryState.CANCELLED, None
+            continue
+        delivery.next_try_utc = now + DRAIN_BUDGET + TRY_MARGIN
+        body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
+        batch.append(Claimed(delivery.id, subscription.url, body, secrets))
+    return batch
+
+
+def _send(
+    poster: outbound.Poster,
+    subscription_id: uuid.UUID,
+    batch: list[Claimed],
+    ends: float,
+    now: Callable[[], datetime],
+    config: Mapping[str, Any],
+) -> bool:
+    """Try the claimed deliveries in turn while a try can end within the budget; True
+    when the drain may claim more (the subscription is still there, on, not paused, and
+    the budget allows). What was not tried is released (due again at once)."""
+    deadline = poster.settings.timeout_seconds
+    done: list[tuple[Claimed, Outcome]] = []
+    recorded_at = time.monotonic()
+    tried = 0
+    go_on = True
+    for claimed in batch:
+        if time.monotonic() + deadline > ends:
+            go_on = False
+            break
+        outcome = _post(poster, claimed, now(), deadline)
+        done.append((claimed, outcome))
+        tried += 1
+        if not outcome.succeeded or time.monotonic() - recorded_at >= RECORD_EVERY:
+            go_on = _record(subscription_id, done, config)
+            db.session.commit()
+            done, recorded_at = [], time.monotonic()
+            if not go_on:
+                break
+    untried = [claimed.delivery_id for claimed in batch[tried:]]
+    if done or untried:
+        still = _record(subscription_id, done, config, release=untried)
+        db.session.commit()
+        go_on = go_on and still
+    return go_on
 
 
 def _paused(subscription: WebhookSubscription, now: datetime) -> bool:
@@ -363,17 +407,62 @@ def _post(
 
 def _record(
     subscription_id: uuid.UUID,
-    delivery_id: uuid.UUID,
+    outcomes: Sequence[tuple[Claimed, Outcome]],
+    config: Mapping[str, Any],
+    *,
+    release: Sequence[uuid.UUID] = (),
+) -> bool:
+    """Tries' outcomes, in a short transaction: each attempt, its delivery's next step and
+    the subscription's counts; and the claimed deliveries not tried (`release`), due again
+    at once. Nothing when the subscription went meanwhile (its deliveries went with it); a
+    subscription switched off meanwhile has a failed delivery cancelled, not retried, and
+    those not tried cancelled.
+    Whether tries may go on: the subscription is still there, on and not paused."""
+    subscription = _locked(subscription_id)
+    if subscription is None:
+        return False  # deleted while it was tried: nothing left to record it on
+    deliveries = (
+        {
+            delivery.id: delivery
+            for delivery in db.session.scalars(
+                select(WebhookDelivery)
+                .where(WebhookDelivery.id.in_([claimed.delivery_id for claimed, _ in outcomes]))
+                .execution_options(populate_existing=True)
+            )
+        }
+        if outcomes
+        else {}
+    )
+    with db.session.no_autoflush:  # the attempts go in one INSERT at the commit
+        for claimed, outcome in outcomes:
+            delivery = deliveries.get(claimed.delivery_id)
+            if delivery is not None and delivery.state is DeliveryState.PENDING:
+                _record_try(subscription, delivery, outcome, config)
+    if release:
+        # Due again at once; cancelled at once when the subscription was switched off.
+        after = (
+            {"next_try_utc": utcnow()}
+            if subscription.is_enabled
+            else {"state": DeliveryState.CANCELLED, "next_try_utc": None}
+        )
+        db.session.execute(
+            update(WebhookDelivery)
+            .where(
+                WebhookDelivery.id.in_(release),
+                WebhookDelivery.state == DeliveryState.PENDING,
+            )
+            .values(**after)
+            .execution_options(synchronize_session=False)
+        )
+    return subscription.is_enabled and not _paused(subscription, utcnow())
+
+
+def _record_try(
+    subscription: WebhookSubscription,
+    delivery: WebhookDelivery,
     outcome: Outcome,
     config: Mapping[str, Any],
 ) -> None:
-    """A try's outcome, in a short transaction of its own: the attempt, the delivery's
-    next step and the subscription's counts. Nothing when either went meanwhile; a
-    subscription switched off meanwhile has the failed delivery cancelled, not retried."""
-    subscription = _locked(subscription_id)
-    delivery = db.session.get(WebhookDelivery, delivery_id, populate_existing=True)
-    if subscription is None or delivery is None:
-        return  # deleted while it was tried: nothing left to record it on
     db.session.add(
         WebhookAttempt(
             delivery_id=delivery.id,
