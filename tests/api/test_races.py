@@ -5,9 +5,9 @@ Two requests run in two threads, each with its own test client, app context, ses
 database connection. Each thread stops at a barrier placed just after the read that decides
 its write: without the lock both threads get there together, the barrier lets both go on,
 and both write what their stale read decided, so the test fails every time. With the lock
-the second thread is still waiting for it, the first one's barrier times out, and the first
-commits before the second reads. Exactly one wins; the other gets the answer a repeated
-request gets.
+the second thread is still waiting for it, the first one's barrier breaks (as soon as the
+second is seen waiting: tests/racing.py), and the first commits before the second reads.
+Exactly one wins; the other gets the answer a repeated request gets.
 """
 
 from __future__ import annotations
@@ -29,14 +29,19 @@ from app.models.team import MembershipStatus, TeamMembership
 from app.models.user import User
 from tests.factories import count_rows as count
 from tests.factories import make_category, make_membership, make_note, make_team, make_user
+from tests.racing import LockBarrier, wait_while_running
 
-# How long the thread that holds the lock waits for the other at the barrier (it never
-# comes: it waits for the lock), before it goes on.
-BARRIER_SECONDS = 2.0
+# How long the thread that holds the lock waits for the others at the barrier before it
+# goes on; it goes on at once when they are seen waiting for the lock (tests/racing.py).
+BARRIER_SECONDS = 5.0
+# Twenty racers, more than a pool's connections (15): those waiting for a connection are
+# not seen waiting in the database, so the barrier waits its timeout; kept short, as the
+# pool's own wait (DATABASE_POOL_TIMEOUT_SECONDS, 5 s) must not run out first.
+POOL_BOUND_SECONDS = 2.0
 
 
 def stop_after(
-    monkeypatch: pytest.MonkeyPatch, target: str, barrier: threading.Barrier, on_call: int = 1
+    monkeypatch: pytest.MonkeyPatch, target: str, barrier: Any, on_call: int = 1
 ) -> None:
     """Make each thread's `on_call`-th call of `target` ("module.function") wait at
     `barrier` after it returns (or raises)."""
@@ -83,8 +88,8 @@ def run_together(app, calls: list[tuple[User, Callable[[Any, dict[str, str]], An
 
 
 @pytest.fixture
-def barrier() -> threading.Barrier:
-    return threading.Barrier(2, timeout=BARRIER_SECONDS)
+def barrier(app) -> LockBarrier:
+    return LockBarrier(2, timeout=BARRIER_SECONDS)
 
 
 def statuses(results: list) -> list[int]:
@@ -223,7 +228,7 @@ def test_twenty_parallel_misses_against_a_budget_of_ten_let_exactly_ten_through(
     stop_after(
         monkeypatch,
         "app.services.trackables.lookup.check_budget",
-        threading.Barrier(20, timeout=BARRIER_SECONDS),
+        LockBarrier(20, timeout=POOL_BOUND_SECONDS),
     )
 
     def miss(number: int) -> Callable[[Any, dict[str, str]], Any]:
@@ -248,7 +253,7 @@ def test_parallel_misses_of_one_account_from_many_networks_let_exactly_its_budge
     stop_after(
         monkeypatch,
         "app.services.trackables.lookup.check_budget",
-        threading.Barrier(20, timeout=BARRIER_SECONDS),
+        LockBarrier(20, timeout=POOL_BOUND_SECONDS),
     )
 
     def miss(number: int) -> Callable[[Any, dict[str, str]], Any]:
@@ -270,7 +275,7 @@ def test_parallel_misses_of_many_accounts_on_one_network_let_its_allowance_throu
     stop_after(
         monkeypatch,
         "app.services.trackables.lookup.check_budget",
-        threading.Barrier(12, timeout=BARRIER_SECONDS),
+        LockBarrier(12, timeout=BARRIER_SECONDS),
     )
 
     def miss(number: int) -> Callable[[Any, dict[str, str]], Any]:
@@ -290,7 +295,7 @@ def test_parallel_creations_against_a_limit_of_two_let_exactly_two_through(app, 
     stop_after(
         monkeypatch,
         "app.services.shared.budgets.spend_or_refuse",
-        threading.Barrier(4, timeout=BARRIER_SECONDS),
+        LockBarrier(4, timeout=BARRIER_SECONDS),
     )
 
     def create(client: Any, headers: dict[str, str]) -> Any:
@@ -300,7 +305,9 @@ def test_parallel_creations_against_a_limit_of_two_let_exactly_two_through(app, 
     assert statuses(results) == [201, 201, 429, 429]
 
 
-def test_account_deletion_while_its_user_writes_wins_or_waits_never_500(app, monkeypatch):
+def test_account_deletion_while_its_user_writes_wins_or_waits_never_500(
+    app, monkeypatch, database_url
+):
     """DELETE /api/account while the same user creates notes, comments and uploads images
     (issue: Hardening, item 8: 500s from foreign-key violations in 3 of 4 trials). Every
     write either finishes before the deletion (which then removes what it wrote) or waits
@@ -356,7 +363,12 @@ def test_account_deletion_while_its_user_writes_wins_or_waits_never_500(app, mon
 
     def wait_for_the_writes(user: User, counts: Any) -> None:
         cleaned_up.set()
-        all_written.wait(timeout=BARRIER_SECONDS)
+        wait_while_running(
+            all_written.is_set,
+            lambda: writers - len(finished) % writers,
+            BARRIER_SECONDS,
+            database_url,
+        )
 
     with app.app_context():
         hooks = area_hooks()
@@ -465,7 +477,9 @@ def test_two_creations_cannot_both_take_the_last_trackables_of_the_hour(app, mon
 # --- team deletion -------------------------------------------------------------------------
 
 
-def test_team_deletion_while_its_members_write_wins_or_waits_never_500(app, api, monkeypatch):
+def test_team_deletion_while_its_members_write_wins_or_waits_never_500(
+    app, api, monkeypatch, database_url
+):
     """DELETE /api/teams/{id} while others write into the team: a team note, a team
     category, a trackable for the team, an invite link, a team page image, a change of a
     team webhook; a join by invite link, a member leaving, an invitee accepting. Each
@@ -513,7 +527,12 @@ def test_team_deletion_while_its_members_write_wins_or_waits_never_500(app, api,
     def hand_back_then_wait(*args: Any, **kwargs: Any) -> None:
         handing_back(*args, **kwargs)
         handed_back.set()
-        all_written.wait(timeout=BARRIER_SECONDS)
+        wait_while_running(
+            all_written.is_set,
+            lambda: writers - len(finished) % writers,
+            BARRIER_SECONDS,
+            database_url,
+        )
 
     monkeypatch.setattr(team_service, "return_notes_to_authors", hand_back_then_wait)
     for _ in range(2):
@@ -562,7 +581,9 @@ def test_team_deletion_while_its_members_write_wins_or_waits_never_500(app, api,
 # --- category deletion -------------------------------------------------------------------
 
 
-def test_nothing_written_into_a_category_being_deleted_is_left_in_its_tombstone(app, monkeypatch):
+def test_nothing_written_into_a_category_being_deleted_is_left_in_its_tombstone(
+    app, monkeypatch, database_url
+):
     """A note is created in (or moved to) a category, or a category created under it,
     while the category is deleted. The write reads the category live, then the deletion
     moves the category's notes and children up to its parent and tombstones it, then the
@@ -582,7 +603,7 @@ def test_nothing_written_into_a_category_being_deleted_is_left_in_its_tombstone(
             return referenced(*args, **kwargs)
         finally:
             read.set()
-            deleted.wait(timeout=BARRIER_SECONDS)
+            wait_while_running(deleted.is_set, lambda: 1, BARRIER_SECONDS, database_url)
 
     monkeypatch.setattr(tree, "_referenced", read_then_wait)
 

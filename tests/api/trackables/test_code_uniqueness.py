@@ -18,8 +18,10 @@ from app.auth import issue_access_token
 from app.extensions import db
 from app.models.trackable import Trackable, TrackableCode
 from app.services.trackables import codes, issuing
+from tests.api.test_races import BARRIER_SECONDS
 from tests.factories import count_rows as count
 from tests.factories import make_trackable, make_user
+from tests.racing import LockBarrier
 
 CREATE = "/api/trackables"
 FIXED_PUBLIC = "LN-AAAAAA"
@@ -176,7 +178,7 @@ def barrier_then(draw: Callable[[Any], str], parties: int) -> Callable[[Any], st
     that never arrives waits for a lock another one holds (SQLite's write lock, taken by
     the creation limit; on PostgreSQL the guess budget's lock of one address): after a
     few seconds the others go on without it."""
-    barrier = threading.Barrier(parties, timeout=3)
+    barrier = LockBarrier(parties, timeout=BARRIER_SECONDS)
     local = threading.local()
 
     def draw_together(code_settings: Any) -> str:

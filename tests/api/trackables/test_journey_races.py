@@ -19,6 +19,7 @@ from app.models.user import User
 from app.services.trackables import statistics
 from tests.api.test_races import BARRIER_SECONDS, stop_after
 from tests.api.trackables.conftest import Cast
+from tests.racing import LockBarrier
 
 POINTS = [(47.3769, 8.5417), (52.52, 13.405), (48.8566, 2.3522), (0.0, 179.9), (0.0, -179.9)]
 
@@ -64,7 +65,7 @@ def test_concurrent_stops_leave_statistics_equal_to_a_recomputation(app, api, mo
     assert (kept.status_code, doomed.status_code) == (201, 201)
     calls = [(cast.author, post_stop(trackable_id, *point)) for point in POINTS]
     calls.append((cast.owner, delete_stop(trackable_id, doomed.get_json()["journeyStopId"])))
-    barrier = threading.Barrier(len(calls), timeout=BARRIER_SECONDS)
+    barrier = LockBarrier(len(calls), timeout=BARRIER_SECONDS)
     stop_after(monkeypatch, "app.services.trackables.statistics.journey_points", barrier)
 
     statuses = run_together(app, calls)
@@ -90,7 +91,7 @@ def test_a_stop_deleted_while_another_is_added_leaves_both_changes_counted(
         (cast.author, post_stop(trackable_id, *POINTS[0])),
         (cast.owner, delete_stop(trackable_id, doomed.get_json()["journeyStopId"])),
     ]
-    barrier = threading.Barrier(len(calls), timeout=BARRIER_SECONDS)
+    barrier = LockBarrier(len(calls), timeout=BARRIER_SECONDS)
     stop_after(monkeypatch, "app.services.trackables.statistics.journey_points", barrier)
 
     assert sorted(run_together(app, calls)) == [201, 204]
@@ -118,7 +119,7 @@ def test_concurrent_first_stops_of_two_trackables_do_not_wait_for_each_other(
     # Generous where both are expected at the barrier (a loaded machine starts threads
     # late); SQLite's writer waits it out alone, so there the usual short wait.
     postgresql = db.engine.dialect.name == "postgresql"
-    barrier = threading.Barrier(2, timeout=10.0 if postgresql else BARRIER_SECONDS)
+    barrier = LockBarrier(2, timeout=10.0 if postgresql else BARRIER_SECONDS)
     original = statistics.journey_points
 
     def counting(trackable_id: Any) -> Any:

@@ -4,7 +4,6 @@ send can go, and published with the other limits."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from app.models.user import User
@@ -13,6 +12,7 @@ from tests.api.webhooks.conftest import deliveries, subscribe
 from tests.conftest import ApiClient
 from tests.factories import make_user
 from tests.jobs import run_jobs
+from tests.racing import LockBarrier
 
 
 def limited(answer: Any) -> dict[str, Any]:
@@ -91,7 +91,7 @@ def test_parallel_test_sends_against_a_limit_of_three_let_exactly_three_through(
     stop_after(
         monkeypatch,
         "app.services.shared.budgets.waits",
-        threading.Barrier(6, timeout=BARRIER_SECONDS),
+        LockBarrier(6, timeout=BARRIER_SECONDS),
     )
     url = f"/api/webhooks/{hook['webhookId']}/test"
 
