@@ -6,7 +6,7 @@ PORT ?= 8000
 # pytest-xdist workers for `make test`; TEST_WORKERS=0 runs in one process
 TEST_WORKERS ?= auto
 
-.PHONY: run test lint fmt migrate seed clean bench messages fuzz lock topology
+.PHONY: run test lint fmt migrate seed clean bench messages fuzz lock topology screenshots
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
@@ -42,6 +42,11 @@ run: $(RUNTIME)  ## serve on http://127.0.0.1:$(PORT) with a worker (SQLite in i
 
 test: $(VENV)/.installed  ## the test suite (TEST_DATABASE_URL=postgresql://... for PostgreSQL)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# The documentation's screenshots (docs/screenshots/), taken by the browser tests that
+# take them; other runs of those tests write theirs under build/ (needs Debian's chromium).
+screenshots: $(VENV)/.installed
+	UPDATE_SCREENSHOTS=1 $(BIN)/python -m pytest -n 0 -q tests/web/test_browser.py tests/web/test_browser_map.py
 
 # Schemathesis over the running app (gunicorn) on DATABASE_URL, anonymous and signed in,
 # every check, exploring from a random seed (printed; FUZZ_SEED=... repeats a run) for

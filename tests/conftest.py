@@ -25,6 +25,10 @@ from config import normalize_database_url
 from tests.heartbeat import Heartbeat
 
 
+# The browser's fixtures (one Chromium per test process), defined once for every module.
+pytest_plugins = ["tests.web.browser"]
+
+
 def needs_fast_path(name: str) -> pytest.MarkDecorator:
     """For a test of a shortcut's own mechanism: skipped when a run turns it off
     (`FAST_PATHS=off`, as CI's second run of the shortcuts' routes does)."""

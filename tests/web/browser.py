@@ -1,8 +1,9 @@
 """A real headless Chromium for the website tests (Debian's /usr/bin/chromium, driven by
 Playwright; no browser is ever downloaded): where it is, how it is started, and whether
 the tests may skip without it (locally) or must fail (REQUIRE_BROWSER_TESTS=1, as CI sets).
-Its fixtures (`chromium_path`, `live_server`, `phone`) are imported by tests/web/conftest.py
-and by the other test modules that drive a browser."""
+One browser per test process (`browser`); each test gets fresh contexts of it, which share
+no cookies, storage or cache. Its fixtures (`chromium_path`, `browser`, `live_server`,
+`phone`) are registered once for the whole suite (tests/conftest.py, `pytest_plugins`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ import pytest
 from werkzeug.serving import make_server
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+ROOT = Path(__file__).resolve().parents[2]
+# The documentation's screenshots are refreshed only by `make screenshots`
+# (UPDATE_SCREENSHOTS=1); other runs write theirs under build/, so the tree stays clean.
+SCREENSHOTS = (
+    ROOT / "docs" / "screenshots"
+    if os.environ.get("UPDATE_SCREENSHOTS") == "1"
+    else ROOT / "build" / "screenshots"
+)
 PHONE = {"width": 390, "height": 844}  # a common phone's CSS viewport
 DESKTOP = {"width": 1280, "height": 900}
 ZURICH = {"latitude": 47.3769, "longitude": 8.5417}
@@ -50,23 +58,33 @@ def require_browser(missing: str | None, required: bool) -> None:
     pytest.skip(f"browser tests skipped: {missing}")
 
 
-def open_browser(playwright: Any, chromium_path: Path, profile: Path, **options: Any) -> Any:
-    """A headless browser context with a fresh profile; `options` are Playwright's
-    (viewport, locale, java_script_enabled, geolocation, ...)."""
-    return playwright.chromium.launch_persistent_context(
-        str(profile),
-        executable_path=str(chromium_path),
-        headless=True,
-        args=CHROMIUM_FLAGS,
-        **options,
-    )
+def open_browser(browser: Any, **options: Any) -> Any:
+    """A fresh context of the test process's browser (no cookies, storage or cache of
+    another); `options` are Playwright's (viewport, locale, java_script_enabled,
+    geolocation, ...). Close it when done."""
+    return browser.new_context(**options)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def chromium_path() -> Path:
     """Debian's Chromium, or a skip (a failure where REQUIRE_BROWSER_TESTS=1) without it."""
     require_browser(browser_missing(), os.environ.get("REQUIRE_BROWSER_TESTS") == "1")
     return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: Path) -> Iterator[Any]:
+    """One headless Chromium for the whole test process, started at its first use."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(chromium_path), headless=True, args=CHROMIUM_FLAGS
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 def closing_body(app: Any) -> Any:
@@ -97,7 +115,7 @@ def closing_body(app: Any) -> Any:
 def live_server(app: Any) -> Iterator[str]:
     """The app served by a real HTTP server in a thread, on a free port."""
     server = make_server("127.0.0.1", 0, closing_body(app), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_port}"
@@ -108,24 +126,19 @@ def live_server(app: Any) -> Iterator[str]:
 
 
 @pytest.fixture
-def phone(chromium_path: Path, tmp_path: Path) -> Iterator[Any]:
-    """A phone-sized browser context with a fresh profile that shares a faked location."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = open_browser(
-            playwright,
-            chromium_path,
-            tmp_path / "profile",
-            viewport=PHONE,
-            device_scale_factor=2,
-            is_mobile=True,
-            has_touch=True,
-            locale="en-GB",
-            geolocation=ZURICH,
-            permissions=["geolocation"],
-        )
-        try:
-            yield context
-        finally:
-            context.close()
+def phone(browser: Any) -> Iterator[Any]:
+    """A phone-sized browser context, fresh, that shares a faked location."""
+    context = open_browser(
+        browser,
+        viewport=PHONE,
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+        locale="en-GB",
+        geolocation=ZURICH,
+        permissions=["geolocation"],
+    )
+    try:
+        yield context
+    finally:
+        context.close()

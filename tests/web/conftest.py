@@ -13,7 +13,6 @@ import pytest
 from app.models.trackable import Trackable, TrackableVisibility
 from app.models.user import User
 from tests.factories import codes_of, make_trackable, make_user
-from tests.web.browser import chromium_path, live_server, phone  # noqa: F401 - fixtures
 
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 MUTATION = re.compile(r'name="clientMutationId" value="([^"]+)"')

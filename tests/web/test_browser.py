@@ -173,72 +173,68 @@ def slow_posts(app: Any, monkeypatch: Any) -> list[str]:
     ],
 )
 def test_a_find_in_dms_pressed_twice_writes_once_and_links_to_the_highlighted_entry(
-    app, live_server, chromium_path, tmp_path, monkeypatch, javascript, locale, texts
+    app, live_server, browser, tmp_path, monkeypatch, javascript, locale, texts
 ):
     """Issue 26, points 2 and 8: one submit with a comment and a position in DMS, pressed
     twice; the notice where the finder is looking; its link opens the public page on the
     new entry, highlighted; one comment and one stop written."""
-    from playwright.sync_api import sync_playwright
 
     send, posted, link = texts
     received = slow_posts(app, monkeypatch)
     trackable = make_trackable(make_user("olga"), name="Red kayak paddle")
-    with sync_playwright() as playwright:
-        context = open_browser(
-            playwright,
-            chromium_path,
-            tmp_path / "profile",
-            viewport=PHONE,
-            locale=locale,
-            timezone_id="America/New_York",
-            java_script_enabled=javascript,
-        )
-        try:
-            page = context.new_page()
-            page.goto(f"{live_server}/trackable/{codes_of(trackable)[1]}")
-            assert (page.locator("button.locate").count() == 1) is javascript
-            check_accessibility(page, "the active page", javascript=javascript)
-            page.fill("#find-body", "Under the bridge.")
-            page.fill("#find-latitude", "48°8'14.6\"N")
-            page.fill("#find-longitude", "E 11 34 31.8")
-            # Pressed twice, the second time while the first is still on its way.
-            page.focus(f"button:has-text('{send}')")
-            page.keyboard.press("Enter")
-            page.wait_for_timeout(150)
-            page.keyboard.press("Enter")
-            notice = page.locator("#find p.notice")
-            notice.wait_for()
-            assert notice.inner_text() == posted
-            assert page.url.endswith("#find")
-            box = notice.bounding_box()
-            assert box is not None
-            assert box["y"] >= 0
-            assert box["y"] + box["height"] <= PHONE["height"]
-            check_accessibility(page, "the active page after a find", javascript=javascript)
-            page.wait_for_timeout(SLOW_POST * 1000)
-            assert len(received) == 2  # both reached the server
-            db.session.rollback()  # read what the server committed
-            assert count_rows(TrackableComment) == count_rows(JourneyStop) == 1
+    context = open_browser(
+        browser,
+        viewport=PHONE,
+        locale=locale,
+        timezone_id="America/New_York",
+        java_script_enabled=javascript,
+    )
+    try:
+        page = context.new_page()
+        page.goto(f"{live_server}/trackable/{codes_of(trackable)[1]}")
+        assert (page.locator("button.locate").count() == 1) is javascript
+        check_accessibility(page, "the active page", javascript=javascript)
+        page.fill("#find-body", "Under the bridge.")
+        page.fill("#find-latitude", "48°8'14.6\"N")
+        page.fill("#find-longitude", "E 11 34 31.8")
+        # Pressed twice, the second time while the first is still on its way.
+        page.focus(f"button:has-text('{send}')")
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(150)
+        page.keyboard.press("Enter")
+        notice = page.locator("#find p.notice")
+        notice.wait_for()
+        assert notice.inner_text() == posted
+        assert page.url.endswith("#find")
+        box = notice.bounding_box()
+        assert box is not None
+        assert box["y"] >= 0
+        assert box["y"] + box["height"] <= PHONE["height"]
+        check_accessibility(page, "the active page after a find", javascript=javascript)
+        page.wait_for_timeout(SLOW_POST * 1000)
+        assert len(received) == 2  # both reached the server
+        db.session.rollback()  # read what the server committed
+        assert count_rows(TrackableComment) == count_rows(JourneyStop) == 1
 
-            page.click(f"a:has-text('{link}')")
-            comment = db.session.scalars(select(TrackableComment)).one()
-            assert page.url.endswith(f"#comment-{comment.id}")
-            target = page.locator(":target")
-            assert target.get_attribute("id") == f"comment-{comment.id}"
-            assert "Under the bridge." in target.inner_text()
-            outline = target.evaluate("element => getComputedStyle(element).outlineStyle")
-            assert outline == "solid"  # highlighted
-            check_accessibility(page, "the public page on the new entry", javascript=javascript)
-            stop = page.locator(f"#stop-{db.session.scalars(select(JourneyStop)).one().id}")
-            assert "48.1374, 11.5755" in stop.inner_text()
-            written = page.locator(f"#comment-{comment.id} time")
-            if javascript:  # the reader's zone (New York), the UTC text kept as its title
-                assert "UTC" not in written.inner_text()
-                assert written.get_attribute("title").endswith("UTC")
-            else:
-                assert written.inner_text().endswith("UTC")
-        finally:
-            context.close()
+        page.click(f"a:has-text('{link}')")
+        comment = db.session.scalars(select(TrackableComment)).one()
+        assert page.url.endswith(f"#comment-{comment.id}")
+        target = page.locator(":target")
+        assert target.get_attribute("id") == f"comment-{comment.id}"
+        assert "Under the bridge." in target.inner_text()
+        outline = target.evaluate("element => getComputedStyle(element).outlineStyle")
+        assert outline == "solid"  # highlighted
+        check_accessibility(page, "the public page on the new entry", javascript=javascript)
+        stop = page.locator(f"#stop-{db.session.scalars(select(JourneyStop)).one().id}")
+        assert "48.1374, 11.5755" in stop.inner_text()
+        written = page.locator(f"#comment-{comment.id} time")
+        if javascript:  # the reader's zone (New York), the UTC text kept as its title
+            assert "UTC" not in written.inner_text()
+            assert written.get_attribute("title").endswith("UTC")
+        else:
+            assert written.inner_text().endswith("UTC")
+    finally:
+        context.close()
 
 
 def test_the_beta_page_from_the_status_opens_in_the_browser_language_and_switches(
@@ -290,41 +286,37 @@ def test_the_help_pages_the_api_links_to_open_in_the_browser_language_and_switch
 
 @pytest.mark.parametrize("javascript", [True, False])
 def test_a_finder_without_a_qr_code_types_the_code_on_the_home_page(
-    app, live_server, chromium_path, tmp_path, javascript
+    app, live_server, browser, tmp_path, javascript
 ):
     """Issue 26, point 1: from the bare address, in the browser's language, to the item's
     active page by typing its secret code as printed; nothing requested elsewhere."""
-    from playwright.sync_api import sync_playwright
 
     trackable = make_trackable(make_user("olga"), name="Green compass")
     secret = codes_of(trackable)[0]
-    with sync_playwright() as playwright:
-        context = open_browser(
-            playwright,
-            chromium_path,
-            tmp_path / "profile",
-            viewport=PHONE,
-            locale="de-DE",
-            java_script_enabled=javascript,
-        )
-        try:
-            page = context.new_page()
-            requested: list[str] = []
-            page.on("request", lambda request: requested.append(request.url))
-            page.goto(f"{live_server}/")
-            assert page.url == f"{live_server}/de/"
-            assert page.locator("h1").inner_text() == "Folge einem Trackable auf seiner Reise"
-            if javascript:
-                screenshot(page, "home-de.png")
-            check_accessibility(page, "the home page", javascript=javascript)
-            page.fill("#code", f"  {secret.lower()} ")
-            page.click("button:has-text('Suchen')")
-            assert page.url == f"{live_server}/de/trackables/active/{trackable.id}"
-            assert "Green compass" in page.locator("h1").inner_text()
-            check_accessibility(page, "the active page", javascript=javascript)
-            page.goto(f"{live_server}/de/trackables/LN-NONE00/zqxv")
-            assert page.locator("h1").inner_text() == "Seite nicht gefunden"
-            check_accessibility(page, "the 404 page", javascript=javascript)
-            assert all(url.startswith(live_server) for url in requested), requested
-        finally:
-            context.close()
+    context = open_browser(
+        browser,
+        viewport=PHONE,
+        locale="de-DE",
+        java_script_enabled=javascript,
+    )
+    try:
+        page = context.new_page()
+        requested: list[str] = []
+        page.on("request", lambda request: requested.append(request.url))
+        page.goto(f"{live_server}/")
+        assert page.url == f"{live_server}/de/"
+        assert page.locator("h1").inner_text() == "Folge einem Trackable auf seiner Reise"
+        if javascript:
+            screenshot(page, "home-de.png")
+        check_accessibility(page, "the home page", javascript=javascript)
+        page.fill("#code", f"  {secret.lower()} ")
+        page.click("button:has-text('Suchen')")
+        assert page.url == f"{live_server}/de/trackables/active/{trackable.id}"
+        assert "Green compass" in page.locator("h1").inner_text()
+        check_accessibility(page, "the active page", javascript=javascript)
+        page.goto(f"{live_server}/de/trackables/LN-NONE00/zqxv")
+        assert page.locator("h1").inner_text() == "Seite nicht gefunden"
+        check_accessibility(page, "the 404 page", javascript=javascript)
+        assert all(url.startswith(live_server) for url in requested), requested
+    finally:
+        context.close()

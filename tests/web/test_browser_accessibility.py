@@ -42,9 +42,8 @@ Check = Callable[[str], None]  # checks the page as it stands, naming it
 @pytest.mark.parametrize("javascript", [True, False], ids=["script", "no-script"])
 @pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
 def test_every_page_passes_axe_core_in_both_languages(
-    app, live_server, chromium_path, tmp_path, viewport, javascript
+    app, live_server, browser, tmp_path, viewport, javascript
 ):
-    from playwright.sync_api import sync_playwright
 
     olga = make_user("olga", display_name="Olga O.")
     held = make_trackable(
@@ -55,51 +54,48 @@ def test_every_page_passes_axe_core_in_both_languages(
         visibility=TrackableVisibility.ALWAYS_VISIBLE,
     )
     fresh = make_trackable(None, name="New one")
-    with sync_playwright() as playwright:
-        context = open_browser(
-            playwright,
-            chromium_path,
-            tmp_path / "profile",
-            viewport=VIEWPORTS[viewport],
-            java_script_enabled=javascript,
+    context = open_browser(
+        browser,
+        viewport=VIEWPORTS[viewport],
+        java_script_enabled=javascript,
+    )
+    context.set_default_timeout(15_000)
+    try:
+        page = context.new_page()
+
+        def check(where: str) -> None:
+            check_accessibility(page, f"{where} ({page.url})", javascript=javascript)
+
+        page.goto(f"{live_server}/trackable/{codes_of(held)[1]}")
+        page.goto(f"{live_server}/trackable/{codes_of(fresh)[1]}")
+        for lang in LANGUAGES:
+            _signed_out_pages(page, f"{live_server}/{lang}", held, fresh, check)
+        for lang in LANGUAGES:
+            _find_form_pages(page, f"{live_server}/{lang}", held, lang, check)
+        page.goto(f"{live_server}/trackable/NOPE2345")
+        check("a code matching nothing")
+        page.goto(f"{live_server}/trackable")
+        check("the code box alone")
+        app.config["SECRET_GUESS_LIMIT"] = 1  # that miss spent the budget
+        page.goto(f"{live_server}/trackable/NOPE2346")
+        assert page.locator("h1").inner_text() in (
+            "Too many codes tried",
+            "Zu viele Codes versucht",
         )
-        context.set_default_timeout(15_000)
-        try:
-            page = context.new_page()
-
-            def check(where: str) -> None:
-                check_accessibility(page, f"{where} ({page.url})", javascript=javascript)
-
-            page.goto(f"{live_server}/trackable/{codes_of(held)[1]}")
-            page.goto(f"{live_server}/trackable/{codes_of(fresh)[1]}")
-            for lang in LANGUAGES:
-                _signed_out_pages(page, f"{live_server}/{lang}", held, fresh, check)
-            for lang in LANGUAGES:
-                _find_form_pages(page, f"{live_server}/{lang}", held, lang, check)
-            page.goto(f"{live_server}/trackable/NOPE2345")
-            check("a code matching nothing")
-            page.goto(f"{live_server}/trackable")
-            check("the code box alone")
-            app.config["SECRET_GUESS_LIMIT"] = 1  # that miss spent the budget
-            page.goto(f"{live_server}/trackable/NOPE2346")
-            assert page.locator("h1").inner_text() in (
-                "Too many codes tried",
-                "Zu viele Codes versucht",
-            )
-            check("too many codes tried")
-            for lang in LANGUAGES:
-                _signed_in_pages(page, f"{live_server}/{lang}", fresh, check)
-            page.goto(f"{live_server}/en/trackables/active/{held.id}")
-            page.click("#end button")
-            check("the ended session")
-            page.goto(f"{live_server}/en/")
-            context.clear_cookies()  # the form's token no longer matches the session
-            page.fill("#code", "LN-NONE00")
-            page.click("form.code-box button")
-            assert page.locator("p.error").count() == 1
-            check("the code box after an expired form")
-        finally:
-            context.close()
+        check("too many codes tried")
+        for lang in LANGUAGES:
+            _signed_in_pages(page, f"{live_server}/{lang}", fresh, check)
+        page.goto(f"{live_server}/en/trackables/active/{held.id}")
+        page.click("#end button")
+        check("the ended session")
+        page.goto(f"{live_server}/en/")
+        context.clear_cookies()  # the form's token no longer matches the session
+        page.fill("#code", "LN-NONE00")
+        page.click("form.code-box button")
+        assert page.locator("p.error").count() == 1
+        check("the code box after an expired form")
+    finally:
+        context.close()
 
 
 def _signed_out_pages(page: Any, base: str, held: Any, fresh: Any, check: Check) -> None:

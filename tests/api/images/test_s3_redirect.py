@@ -17,7 +17,6 @@ from tests.api.images.conftest import upload
 from tests.api.images.s3 import BUCKET, ENDPOINT, S3_SETTINGS, Refused, check_presigned
 from tests.conftest import assert_problem
 from tests.factories import make_note, make_trackable, make_user
-from tests.web.browser import chromium_path, live_server, phone  # noqa: F401 - fixtures
 
 JPEG_START = b"\xff\xd8\xff"
 
@@ -197,8 +196,8 @@ def test_a_photo_on_the_public_page_loads_from_the_store_in_a_browser(
     app,
     api,
     bucket,
-    live_server,  # noqa: F811 - the fixture imported above
-    phone,  # noqa: F811
+    live_server,
+    phone,
 ):
     from app.models.trackable import TrackableVisibility
 
