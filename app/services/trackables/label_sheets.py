@@ -17,6 +17,7 @@ import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import segno
 from reportlab.lib.pagesizes import A4, LETTER
@@ -157,11 +158,17 @@ def render_sheets(layout: SheetLayout, labels: Sequence[LabelContent], skip: int
     canvas = Canvas(buffer, pagesize=layout.page_size, invariant=True, pageCompression=1)
     canvas.setTitle("Trackable labels")
     canvas.setCreator("Location Notes Service")
+    # A code printed on several labels (spares) is encoded once; forgotten with the render.
+    encoded: dict[str, Any] = {}
     for index, label in enumerate(labels):
         position = (skip + index) % layout.per_page
         if index and position == 0:
             canvas.showPage()
-        _draw_label(canvas, layout, layout.origin(position), label)
+        if label.scan_url not in encoded:
+            encoded[label.scan_url] = segno.make(
+                label.scan_url, error="l", micro=False, boost_error=True
+            ).matrix
+        _draw_label(canvas, layout, layout.origin(position), label, encoded[label.scan_url])
     canvas.showPage()
     canvas.save()
     return buffer.getvalue()
@@ -171,26 +178,30 @@ def render_sheets(layout: SheetLayout, labels: Sequence[LabelContent], skip: int
 
 
 def _draw_label(
-    canvas: Canvas, layout: SheetLayout, origin: tuple[float, float], label: LabelContent
+    canvas: Canvas,
+    layout: SheetLayout,
+    origin: tuple[float, float],
+    label: LabelContent,
+    matrix: Any,
 ) -> None:
     pad = layout.padding
     x, y = origin[0] + pad, origin[1] + pad
     width, height = layout.label_width - 2 * pad, layout.label_height - 2 * pad
     side = min(height, width * 0.5)
-    _draw_qr(canvas, label.scan_url, x, y + (height - side) / 2, side)
+    _draw_qr(canvas, matrix, x, y + (height - side) / 2, side)
     gap = max(pad, 1.5 * mm)
     _draw_texts(canvas, layout, label, x + side + gap, y, width - side - gap, height)
 
 
-def _draw_qr(canvas: Canvas, data: str, x: float, y: float, side: float) -> None:
-    """The QR code in a square of `side` points, quiet zone included, dark modules as
-    filled squares (runs of a row drawn as one rectangle)."""
-    qr = segno.make(data, error="l", micro=False, boost_error=True)
+def _draw_qr(canvas: Canvas, matrix: Any, x: float, y: float, side: float) -> None:
+    """The QR code of `matrix` (segno's rows of modules) in a square of `side` points,
+    quiet zone included, dark modules as filled squares (runs of a row drawn as one
+    rectangle)."""
     border = 4
-    size = len(qr.matrix) + 2 * border
+    size = len(matrix) + 2 * border
     module = side / size
     canvas.setFillGray(0)
-    for row_index, row in enumerate(qr.matrix):
+    for row_index, row in enumerate(matrix):
         top = y + side - (row_index + border) * module
         start = None
         for column, dark in enumerate([*row, 0]):
