@@ -57,7 +57,7 @@ def one_run(sqlite: bool, workers: int, stalled: bool) -> dict[str, float]:
         url = fresh_database(sqlite, root)
         app = make_test_app(url, root)
         hole, prompt = BlackHole(), Receiver()
-        threading.Thread(target=prompt.serve_forever, daemon=True).start()
+        threading.Thread(target=prompt.serve_forever, args=(0.02,), daemon=True).start()
         running = stall.Workers(url, root, [hole.port, prompt.port], workers)
         try:
             with app.app_context():

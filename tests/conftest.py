@@ -3,17 +3,30 @@ database for every test, and an HTTP client that can act as any user."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import argon2.profiles
 import pytest
+from argon2 import PasswordHasher
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import create_engine, event, make_url, text
+from sqlalchemy import (
+    Table,
+    create_engine,
+    event,
+    exists,
+    literal,
+    make_url,
+    select,
+    text,
+    union_all,
+)
 from sqlalchemy.engine import Engine
 
 from app import create_app
@@ -21,8 +34,28 @@ from app.extensions import db
 from app.models import Base
 from app.models.user import User
 from app.platform import fast
+from app.services.identity import passwords
 from config import normalize_database_url
 from tests.heartbeat import Heartbeat
+
+# Argon2id with argon2-cffi's cheapest parameters in this process: the production ones
+# (RFC 9106) take about 90 ms per hash or check by design, some twenty seconds of a run.
+# Every path still hashes and checks the same way (a miss as long as a hit); the servers
+# and workers the tests start keep the production parameters.
+passwords._hasher = PasswordHasher.from_parameters(argon2.profiles.CHEAPEST)
+passwords._DUMMY_HASH = passwords._hasher.hash("location-notes-timing-equaliser")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that time real processes (workers killed, servers recycled, a database cut, one
+    account stalling the workers) wait on them for seconds each: they run where
+    TIMED_PROCESS_TESTS=1, as CI sets, and a plain `make test` skips them."""
+    if os.environ.get("TIMED_PROCESS_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="times real processes; CI runs it (TIMED_PROCESS_TESTS=1)")
+    for item in items:
+        if item.get_closest_marker("timed_processes"):
+            item.add_marker(skip)
 
 
 # The browser's fixtures (one Chromium per test process), defined once for every module.
@@ -89,11 +122,27 @@ def _sqlite_without_fsync(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _empty_all_tables() -> None:
-    # DELETE, child tables first: on tables this small it is much faster than TRUNCATE,
-    # which rewrites every table's files on PostgreSQL.
-    for table in reversed(Base.metadata.sorted_tables):
-        db.session.execute(table.delete())
+    """Empty the tables a test wrote to, child tables first. One query finds them (any
+    writer counts: the test, its threads, the processes it started); DELETE then empties
+    each: on tables this small much faster than TRUNCATE, which rewrites every table's files
+    on PostgreSQL, and than a DELETE of every table."""
+    tables = list(reversed(Base.metadata.sorted_tables))
+    written = {index for (index,) in db.session.execute(_with_rows(tuple(tables)))}
+    for index, table in enumerate(tables):
+        if index in written:
+            db.session.execute(table.delete())
     db.session.commit()
+
+
+@functools.cache
+def _with_rows(tables: tuple[Table, ...]) -> Any:
+    """The positions in `tables` of the tables holding a row, in one query."""
+    return union_all(
+        *(
+            select(literal(index)).where(exists(select(literal(1)).select_from(table)))
+            for index, table in enumerate(tables)
+        )
+    )
 
 
 def make_test_app(database_url: str, tmp_path: Path, **overrides: Any) -> Flask:
@@ -123,12 +172,20 @@ def app_overrides() -> dict[str, Any]:
 # document, which costs far more than a test. What a test can change is put back after it.
 _apps: dict[str, Flask] = {}
 _pristine: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+_in_use: list[Flask] = []  # the app of the test now running, or of the last one
 
 
-def _shared_app(database_url: str, root: Path, overrides: dict[str, Any]) -> Flask:
-    key = repr(sorted(overrides.items()))
+def _shared_app(
+    database_url: str,
+    root: Path,
+    overrides: dict[str, Any],
+    extend: Callable[[Flask], None] | None = None,
+) -> Flask:
+    key = repr((sorted(overrides.items()), extend and extend.__qualname__))
     if key not in _apps:
         app = make_test_app(database_url, root, **overrides)
+        if extend is not None:
+            extend(app)  # a module's own routes, registered once
         _apps[key] = app
         _pristine[id(app)] = (dict(app.config), dict(app.extensions))
     return _apps[key]
@@ -160,7 +217,28 @@ def app(
     tmp_path_factory: pytest.TempPathFactory,
     app_overrides: dict[str, Any],
 ) -> Iterator[Flask]:
-    app = _shared_app(database_url, tmp_path_factory.getbasetemp(), app_overrides)
+    yield from serve_test_app(database_url, tmp_path, tmp_path_factory, app_overrides)
+
+
+def serve_test_app(
+    database_url: str,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    overrides: dict[str, Any],
+    extend: Callable[[Flask], None] | None = None,
+) -> Iterator[Flask]:
+    """The `app` fixture's body: the worker's app of these settings (made once, with
+    `extend` run on it then), reset for this test, in an app context; the tables it wrote
+    to emptied after."""
+    app = _shared_app(database_url, tmp_path_factory.getbasetemp(), overrides, extend)
+    # Each kept app has its own pool: the previous test's app closes its connections when
+    # another app takes over, so a worker stays at a few, well inside the server's
+    # max_connections; tests of one app (a module, mostly) keep theirs open.
+    previous = _in_use[0] if _in_use else None
+    if previous is not None and previous is not app:
+        with previous.app_context():
+            db.engine.dispose()
+    _in_use[:] = [app]
     _reset_app(app, tmp_path)
     with app.app_context():
         try:
@@ -169,9 +247,6 @@ def app(
             db.session.rollback()
             _empty_all_tables()
             db.session.remove()
-            # Each kept app has its own pool: closing it after each test keeps a worker at
-            # a few connections, well inside the server's max_connections.
-            db.engine.dispose()
 
 
 class ApiClient:

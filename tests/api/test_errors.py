@@ -15,7 +15,7 @@ from app.api.base import Blueprint, RequestSchema
 from app.auth import issue_access_token
 from app.extensions import db, limiter
 from app.models.compliance import ContentReport
-from tests.conftest import ApiClient, assert_problem, make_test_app
+from tests.conftest import ApiClient, assert_problem, serve_test_app
 from tests.factories import make_user
 
 probe = Blueprint("probe", __name__, url_prefix="/api/probe")
@@ -58,19 +58,15 @@ def limited() -> None:
     """Rate limited"""
 
 
-@pytest.fixture
-def app(database_url, tmp_path):
-    app = make_test_app(database_url, tmp_path, MAX_CONTENT_LENGTH=10_000)
+def register_probe(app: Flask) -> None:
     smorest_api.register_blueprint(probe)
-    with app.app_context():
-        yield app
-        db.session.rollback()
-        db.session.query(ContentReport).delete()
-        from app.models.user import User
 
-        db.session.query(User).delete()
-        db.session.commit()
-        db.session.remove()
+
+@pytest.fixture
+def app(database_url, tmp_path, tmp_path_factory):
+    yield from serve_test_app(
+        database_url, tmp_path, tmp_path_factory, {"MAX_CONTENT_LENGTH": 10_000}, register_probe
+    )
 
 
 def post_json(api: ApiClient, body: str | bytes, content_type: str = "application/json"):

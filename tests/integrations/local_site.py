@@ -165,7 +165,7 @@ class Site(ThreadingHTTPServer):
         return f"{self.scheme}://{host}:{self.port}{path}"
 
     def __enter__(self) -> Site:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        threading.Thread(target=self.serve_forever, args=(0.02,), daemon=True).start()
         return self
 
     def __exit__(

@@ -54,7 +54,7 @@ class Receiver(BaseHTTPRequestHandler):
 @pytest.fixture
 def collector() -> Iterator[Collector]:
     server = Collector()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     try:
         yield server
     finally:

@@ -4,12 +4,13 @@ reused, client-side errors get their own, and what failed is shown to super-admi
 from __future__ import annotations
 
 import pytest
+from flask import Flask
 
 from app.api import api as smorest_api
 from app.api.base import Blueprint
 from app.extensions import db
 from app.models.compliance import ContentReport
-from tests.conftest import _empty_all_tables, assert_problem, make_test_app
+from tests.conftest import assert_problem, serve_test_app
 
 failing = Blueprint("compliance_probe", __name__, url_prefix="/api/compliance-probe")
 
@@ -28,17 +29,13 @@ def other_boom() -> None:
     raise KeyError("another internal detail")
 
 
-@pytest.fixture
-def app(database_url, tmp_path):
-    app = make_test_app(database_url, tmp_path)
+def register_failing(app: Flask) -> None:
     smorest_api.register_blueprint(failing)
-    with app.app_context():
-        try:
-            yield app
-        finally:
-            db.session.rollback()
-            _empty_all_tables()
-            db.session.remove()
+
+
+@pytest.fixture
+def app(database_url, tmp_path, tmp_path_factory):
+    yield from serve_test_app(database_url, tmp_path, tmp_path_factory, {}, register_failing)
 
 
 def ticket_of_a_500(api, path="/api/compliance-probe/boom"):

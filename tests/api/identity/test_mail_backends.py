@@ -226,7 +226,7 @@ class TestSmtpServerDown:
         assert (job.state, job.attempts) == (JobState.QUEUED, 1)
         assert "ConnectionRefusedError" in job.last_error
         server = SmtpServer(SMTP_PORT)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
         try:
             assert run_jobs(app) == 0  # the back-off is not over
             assert server.messages == []

@@ -320,7 +320,7 @@ class TestSmtpDown:
         assert "ConnectionRefusedError" in job.last_error
         assert [row.state for row in mail_rows()] == [MailState.QUEUED]
         server = SmtpServer(SMTP_PORT)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
         try:
             assert run_jobs(app) == 0  # the back-off is not over
             later = job.run_after_utc + timedelta(seconds=1)

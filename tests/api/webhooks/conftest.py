@@ -118,7 +118,7 @@ def receiver(app) -> Iterator[Receiver]:
     """A running receiver, and the app's settings letting deliveries reach it (the app's
     settings are put back after each test)."""
     server = Receiver()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     reachable(app, server.port, 2.0)
     try:
