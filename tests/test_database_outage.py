@@ -27,6 +27,8 @@ from tests.conftest import make_test_app
 from tests.db_proxy import CuttableProxy
 from tests.factories import make_user
 
+pytestmark = pytest.mark.timed_processes
+
 ROOT = Path(__file__).resolve().parents[1]
 OUTAGE_SECONDS = 3.0
 ANSWER_WITHIN = 2.0

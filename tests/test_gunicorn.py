@@ -230,6 +230,7 @@ def test_percent_encoded_codes_unlock_but_never_reach_a_log(tmp_path):
     assert code not in output.read_text()
 
 
+@pytest.mark.timed_processes
 def test_workers_are_recycled_after_their_requests_and_no_request_is_dropped(tmp_path):
     """GUNICORN_MAX_REQUESTS: a worker is replaced after that many requests; the requests
     around the replacement are all answered."""

@@ -270,9 +270,10 @@ def drain_job(task: Task) -> None:
 
 
 def try_settings(config: Mapping[str, Any]) -> outbound.OutboundSettings:
-    """The outbound rules of a try, its deadline at most the drain's budget."""
+    """The outbound rules of a try, its deadline at most half the drain's budget (so a
+    run always has room for its first try)."""
     settings = outbound_settings(config)
-    deadline = min(settings.timeout_seconds, DRAIN_BUDGET.total_seconds())
+    deadline = min(settings.timeout_seconds, DRAIN_BUDGET.total_seconds() / 2)
     return dataclasses.replace(settings, timeout_seconds=deadline)
 
 

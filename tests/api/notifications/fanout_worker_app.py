@@ -9,8 +9,9 @@ Each run appends `start EVENT` then, after the real fan-out has written its inbo
 first run then sleeps that long before returning, so the test can kill the worker in the
 middle of a delivery; FANOUT_LEASE_SECONDS shortens the job's lease so another worker
 may take the job soon after. WEBHOOK_TEST_PORT lets webhook deliveries reach a test's
-receiver on 127.0.0.1 at that port, and DRAIN_LEASE_SECONDS shortens the webhook drain
-job's lease likewise.
+receiver on 127.0.0.1 at that port, DRAIN_LEASE_SECONDS shortens the webhook drain job's
+lease likewise, and DRAIN_BUDGET_SECONDS its budget (and so how long a killed run's
+deliveries stay claimed).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from app import create_app
 from app.platform.jobs import Registry, Task, job_kinds
 from app.services.events.fanout import fan_out
 from app.services.events.recording import FAN_OUT
+from app.services.webhooks import delivery
 from app.services.webhooks.delivery import DRAIN
 
 MARKS = Path(os.environ["FANOUT_MARKS_DIR"])
@@ -45,6 +47,8 @@ def watched_fan_out(task: Task) -> None:
 
 
 _port = os.environ.get("WEBHOOK_TEST_PORT")
+if os.environ.get("DRAIN_BUDGET_SECONDS"):
+    delivery.DRAIN_BUDGET = timedelta(seconds=float(os.environ["DRAIN_BUDGET_SECONDS"]))
 app = create_app(
     {
         "TESTING": True,

@@ -38,6 +38,8 @@ from app.services.events.recording import FAN_OUT, EventType, record
 from tests.api.notifications.conftest import World, inbox
 from tests.serving import ROOT, free_port, healthy
 
+pytestmark = pytest.mark.timed_processes
+
 EVERYONE = ("owner", "admin", "item_watcher", "group_watcher")  # the author's audience
 WORKER_APP = "tests.api.notifications.fanout_worker_app"
 

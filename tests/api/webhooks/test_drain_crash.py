@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 import uuid
 
+import pytest
 from sqlalchemy import select
 
 from app.extensions import db
@@ -18,6 +19,8 @@ from app.services.webhooks.delivery import DRAIN
 from tests.api.notifications.test_crashes import processes, stop, until  # noqa: F401
 from tests.api.webhooks.conftest import subscribe, verify
 from tests.factories import make_user
+
+pytestmark = pytest.mark.timed_processes
 
 
 def delivery_state(delivery_id: str) -> DeliveryState:
@@ -33,7 +36,11 @@ def test_a_worker_killed_mid_delivery_leaves_it_to_another(app, api, receiver, p
     sent = api.as_user(owner).post(f"/api/webhooks/{hook['webhookId']}/test")
     delivery_id = sent.get_json()["deliveryId"]
     receiver.plan.delay_seconds = 120  # the first POST is held open
-    settings = {"WEBHOOK_TEST_PORT": str(receiver.port), "DRAIN_LEASE_SECONDS": "3"}
+    settings = {
+        "WEBHOOK_TEST_PORT": str(receiver.port),
+        "DRAIN_LEASE_SECONDS": "3",
+        "DRAIN_BUDGET_SECONDS": "2",  # the killed run's claim: its budget and 5 s
+    }
     first = processes.worker("first", **settings)
     until(lambda: len(receiver.received) == 1, first, processes.root / "first.log")
     first.kill()  # SIGKILL while the endpoint has the request: nothing recorded
@@ -48,7 +55,7 @@ def test_a_worker_killed_mid_delivery_leaves_it_to_another(app, api, receiver, p
         second,
         processes.root / "second.log",
     )
-    assert time.monotonic() - killed_at < 60  # the 3 s lease, not the default
+    assert time.monotonic() - killed_at < 30  # the short lease and claim, not the defaults
     stop(second)
     ids = [one.headers["webhook-id"] for one in receiver.received]
     assert ids == [delivery_id, delivery_id]

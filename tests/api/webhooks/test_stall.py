@@ -2,13 +2,12 @@
 worker processes: one and two on PostgreSQL, one on SQLite. Everyone else's mail, webhook,
 inbox row and export arrive within 10 s; the owner's changes answer within a second; no
 lease runs out and no worker fails on a lock; the tries record their real start and
-latency; the circuit opens after its timeouts. About half a minute each, so they run
-where TIMED_PROCESS_TESTS=1 (CI), and skip in a plain `make test`."""
+latency; the circuit opens after its timeouts. About half a minute each: marked
+`timed_processes` (CI runs them; a plain `make test` skips them)."""
 
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -20,10 +19,7 @@ from tests.api.webhooks import stall
 from tests.api.webhooks.conftest import Receiver, reachable
 from tests.hanging_peers import BlackHole
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("TIMED_PROCESS_TESTS") != "1",
-    reason="times real worker processes for half a minute; CI runs it (TIMED_PROCESS_TESTS=1)",
-)
+pytestmark = pytest.mark.timed_processes
 
 
 @pytest.fixture
