@@ -1,17 +1,21 @@
 # Two commands on a fresh machine with Python 3.11+ and make: `make run`, `make test`.
-PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' && echo $$p && break; done)
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1 && echo $$p && break; done)
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
-# pytest-xdist workers for `make test`; TEST_WORKERS=0 runs in one process
-TEST_WORKERS ?= auto
+# pytest-xdist workers for `make test`: one more than the cores (tests wait on servers,
+# browsers and locks, and a third worker fills those waits); TEST_WORKERS=0 runs in one
+# process. Each worker takes tests from the others' queues when its own runs out.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1)' 2>/dev/null || echo 2)
 
 .PHONY: run test lint fmt migrate seed clean bench messages fuzz lock topology screenshots
 
+# pip speaks only of errors (-qq): a machine's own pip settings may warn of every package.
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "Making .venv with $(PYTHON) (once)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --quiet --upgrade pip
 
 # Two install sets from the lock files in requirements/ (pinned, hashed; `make lock`):
 # `make run` installs the runtime set only, plus the optional extras named in EXTRAS
@@ -20,17 +24,19 @@ EXTRAS ?=
 comma := ,
 EXTRA_LOCKS := $(foreach extra,$(subst $(comma), ,$(EXTRAS)),requirements/$(extra).txt)
 RUNTIME := $(VENV)/.runtime$(subst $(comma),-,$(if $(EXTRAS),-$(EXTRAS)))
-INSTALL := $(BIN)/python -m pip install --quiet --require-hashes
+INSTALL := $(BIN)/python -m pip install --quiet --quiet --require-hashes
 
 $(RUNTIME): requirements/runtime.txt $(EXTRA_LOCKS) | $(BIN)/python
-	$(INSTALL) -r requirements/runtime.txt $(addprefix -r ,$(EXTRA_LOCKS))
-	$(BIN)/python -m pip install --quiet --no-deps -e .
-	touch $@
+	@echo "Installing the runtime set into .venv (requirements/runtime.txt)"
+	@$(INSTALL) -r requirements/runtime.txt $(addprefix -r ,$(EXTRA_LOCKS))
+	@$(BIN)/python -m pip install --quiet --quiet --no-deps -e .
+	@touch $@
 
 $(VENV)/.installed: requirements/dev.txt | $(BIN)/python
-	$(INSTALL) -r requirements/dev.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
-	touch $@
+	@echo "Installing the development set into .venv (requirements/dev.txt)"
+	@$(INSTALL) -r requirements/dev.txt
+	@$(BIN)/python -m pip install --quiet --quiet --no-deps -e .
+	@touch $@
 
 # The worker (`flask worker`: account mail and other background jobs) runs beside the web
 # server and is stopped (SIGTERM: it finishes its current job) when the server stops.
@@ -40,8 +46,27 @@ run: $(RUNTIME)  ## serve on http://127.0.0.1:$(PORT) with a worker (SQLite in i
 	trap 'kill $$worker 2>/dev/null; wait $$worker' EXIT; trap 'exit 130' INT TERM; \
 	PORT=$(PORT) $(BIN)/gunicorn -c gunicorn.conf.py wsgi:app
 
+# Compiled modules (and pytest's rewritten test modules) are kept in __pycache__ (ignored
+# by git), so a second run starts at once, even where PYTHONDONTWRITEBYTECODE is set.
+# COVERAGE=1: line and branch coverage of app/ in every process the tests start
+# ([tool.coverage] in pyproject.toml), reported under its floor (build/coverage/).
+COVERAGE_DATA := $(CURDIR)/build/coverage/.coverage
+ifeq ($(COVERAGE),1)
+PYTEST := PYTHONDONTWRITEBYTECODE= COVERAGE_FILE=$(COVERAGE_DATA) $(BIN)/coverage run -m pytest
+else
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
+endif
+
 test: $(VENV)/.installed  ## the test suite (TEST_DATABASE_URL=postgresql://... for PostgreSQL)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+ifeq ($(COVERAGE),1)
+	@rm -rf build/coverage && mkdir -p build/coverage
+endif
+	$(PYTEST) -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+ifeq ($(COVERAGE),1)
+	@$(BIN)/coverage combine --quiet --data-file=$(COVERAGE_DATA) build/coverage
+	@$(BIN)/coverage report --data-file=$(COVERAGE_DATA) --sort=cover > build/coverage/report.txt; \
+	status=$$?; head -n 2 build/coverage/report.txt; tail -n 12 build/coverage/report.txt; exit $$status
+endif
 
 # The documentation's screenshots (docs/screenshots/), taken by the browser tests that
 # take them; other runs of those tests write theirs under build/ (needs Debian's chromium).
