@@ -30,6 +30,9 @@ class EmailAddress(fields.String):
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("metadata", {"example": "ada@example.com"})
+        # Stated in the document too (`maxLength`): a client, or a generator of valid
+        # input, knows the bound before the request line outgrows the server's limit.
+        kwargs.setdefault("validate", validate.Length(max=EMAIL_MAX_LENGTH))
         super().__init__(**kwargs)
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
