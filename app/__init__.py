@@ -236,7 +236,7 @@ def register_extensions(app: Flask) -> None:
 
 def register_metrics(app: Flask) -> None:
     """Requests counted and timed around the whole app, and the database pool measured
-    (app.platform.metrics; served at /metrics by app.web.metrics)."""
+    (app.platform.metrics; served at /metrics by app.platform.probes)."""
     from app.extensions import db
     from app.platform.database import measure_pool
     from app.platform.metrics import RequestMetrics
@@ -327,8 +327,11 @@ def register_cli(app: Flask) -> None:
 
 
 def register_web(app: Flask) -> None:
+    """The operator's probes and /metrics (app.platform.probes), then the website."""
+    from app.platform.probes import install_probes
     from app.web.routes import register_web as register
 
+    install_probes(app)
     register(app)
 
 

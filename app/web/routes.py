@@ -1,10 +1,8 @@
-"""Non-API routes: health probes, the offline API-docs assets, Leaflet's files and hosted
-map tiles (and, from app.web.metrics, the operator's /metrics)."""
+"""Non-API routes: the offline API-docs assets, Leaflet's files and hosted map tiles (the
+operator's probes and /metrics are app.platform.probes)."""
 
 from __future__ import annotations
 
-import time
-from contextlib import suppress
 from pathlib import Path
 
 import flask_swagger_ui
@@ -14,20 +12,11 @@ from flask import (
     Response,
     abort,
     current_app,
-    jsonify,
     send_file,
     send_from_directory,
 )
 
 from app.errors import problem
-from app.extensions import db
-from app.platform import jobs
-from app.platform.database import (
-    RETRY_AFTER_SECONDS,
-    check_database,
-    note_failure,
-    replica_report,
-)
 from app.storage import tiles
 from app.web.leaflet import LEAFLET_DIST, LEAFLET_MAX_AGE, LEAFLET_VERSION
 
@@ -36,59 +25,6 @@ web = Blueprint("web", __name__)
 # Swagger UI 5 (OpenAPI 3.1) ships inside the flask-swagger-ui package: /api/docs works
 # with no internet and nothing vendored into this repository.
 SWAGGER_UI_DIST = Path(flask_swagger_ui.__file__).resolve().parent / "dist"
-
-
-@web.get("/healthz")
-def healthz() -> Response:
-    """The process is up."""
-    return jsonify(status="ok")
-
-
-BEHIND_WARNING_EVERY_SECONDS = 60.0  # probes come every few seconds: one line a minute
-_warned_behind = [float("-inf")]
-
-
-@web.get("/readyz")
-def readyz() -> Response:
-    """The process can serve: the database answers. Also the background work's backlog:
-    jobs due and waiting, how long the oldest has waited, dead jobs, and `behind` once
-    that wait passes JOBS_BACKLOG_ALERT_SECONDS (no worker runs, or too few). A backlog
-    does not make the web process unready: it reports, the operator's monitor alerts."""
-    try:
-        waiting = check_database(
-            db.session, current_app.config, read=lambda: jobs.backlog(db.session)
-        )
-    except Exception as error:  # any driver error means "not ready"
-        note_failure(error)
-        with suppress(Exception):  # the connection may have died with the database
-            db.session.rollback()
-        current_app.logger.warning("readiness check: database unreachable: %s", error)
-        return problem(
-            503,
-            "Service unavailable",
-            "The database is not reachable.",
-            code="database_unavailable",
-            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-        )
-    oldest = waiting.oldest_waiting_seconds
-    behind = oldest is not None and oldest > float(current_app.config["JOBS_BACKLOG_ALERT_SECONDS"])
-    if behind and time.monotonic() - _warned_behind[0] > BEHIND_WARNING_EVERY_SECONDS:
-        _warned_behind[0] = time.monotonic()
-        current_app.logger.warning("background jobs are behind: the oldest has waited %ds", oldest)
-    extra = {}
-    replica = replica_report(current_app)
-    if replica is not None:
-        extra["replica"] = replica
-    return jsonify(
-        status="ready",
-        **extra,
-        jobs={
-            "waiting": waiting.waiting,
-            "oldestWaitingSeconds": round(oldest, 3) if oldest is not None else None,
-            "dead": waiting.dead,
-            "behind": behind,
-        },
-    )
 
 
 @web.get("/api/docs/assets/<path:filename>")
@@ -137,10 +73,8 @@ def hosted_tile(z: int, x: int, y: int) -> Response:
 
 def register_web(app: Flask) -> None:
     from app.web.images import files as image_files  # GET /Images/{Variant}/{guid}-{size}.jpg
-    from app.web.metrics import install_metrics  # GET /metrics, for the operator
     from app.web.pages import install_pages  # /, /{lang}/..., /trackable/{code}
 
     app.register_blueprint(web)
     app.register_blueprint(image_files)
-    install_metrics(app)
     install_pages(app)

@@ -1,4 +1,4 @@
-"""Metrics (app.platform.metrics, GET /metrics in app.web.metrics): what is counted, under
+"""Metrics (app.platform.metrics, GET /metrics in app.platform.probes): what is counted, under
 which bounded labels, who may read them, and the Grafana dashboard that reads them.
 
 Counters only grow and are shared by every test of a process: each test compares the
@@ -20,8 +20,8 @@ from app.extensions import db
 from app.platform import jobs
 from app.platform.jobs import JobKind
 from app.platform.metrics import value
+from app.platform.probes import arrived_at
 from app.platform.startup_checks import production_problems
-from app.web.metrics import arrived_at
 from tests.api.images.conftest import upload
 from tests.conftest import assert_problem
 from tests.factories import make_note, make_trackable, make_user
@@ -115,7 +115,7 @@ def test_an_unexpected_error_counts_a_500_by_route_and_never_its_ticket(
     def broken() -> None:
         raise RuntimeError("the probe broke")
 
-    monkeypatch.setitem(app.view_functions, "web.healthz", broken)
+    monkeypatch.setitem(app.view_functions, "probes.healthz", broken)
     before = value("http_unexpected_errors_total", route="/healthz")
     failed_before = requests_of("/healthz", status="5xx")
     response = api.get("/healthz")

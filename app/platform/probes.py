@@ -1,5 +1,6 @@
-"""`GET /metrics`, Prometheus's text for the operator (app.platform.metrics lists what it
-holds), on one of two doors, and nowhere else:
+"""The operator's routes: `GET /healthz` (the process is up), `GET /readyz` (it can serve)
+and `GET /metrics`, Prometheus's text (app.platform.metrics lists what it holds). None is
+in the OpenAPI document. /metrics is served on one of two doors, and nowhere else:
 
 - `METRICS_TOKEN` set: on the service's own address, with `Authorization: Bearer <token>`
   (compared in constant time); missing or wrong is 401 problem+json.
@@ -8,33 +9,97 @@ holds), on one of two doors, and nowhere else:
   reads /metrics without a token. That listener answers /metrics and the health probes
   only, so it never becomes a second door to the service that skips the proxy.
 
-With neither, /metrics is the 404 of any unknown path. It is not in the OpenAPI document:
-it is the operator's, like the health probes.
+With neither, /metrics is the 404 of any unknown path.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import time
 from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any
 
-from flask import Blueprint, Flask, Response, current_app, request
+from flask import Blueprint, Flask, Response, current_app, jsonify, request
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from app.errors import problem
-from app.extensions import db
 from app.platform import jobs, metrics
-from app.platform.database import check_database
+from app.platform.database import (
+    RETRY_AFTER_SECONDS,
+    check_database,
+    note_failure,
+    replica_report,
+)
 
-metrics_page = Blueprint("metrics", __name__)
+probes = Blueprint("probes", __name__)
+
+
+def _session() -> Any:
+    """The app's database session (Flask-SQLAlchemy's, as it registers itself on the app):
+    the platform does not import app.extensions, which builds on it."""
+    return current_app.extensions["sqlalchemy"].session
+
 
 # What a request that arrived at METRICS_BIND may ask for.
 METRICS_LISTENER_PATHS = frozenset({"/metrics", "/healthz", "/readyz"})
 
 
-@metrics_page.get("/metrics")
+@probes.get("/healthz")
+def healthz() -> Response:
+    """The process is up."""
+    return jsonify(status="ok")
+
+
+BEHIND_WARNING_EVERY_SECONDS = 60.0  # probes come every few seconds: one line a minute
+_warned_behind = [float("-inf")]
+
+
+@probes.get("/readyz")
+def readyz() -> Response:
+    """The process can serve: the database answers. Also the background work's backlog:
+    jobs due and waiting, how long the oldest has waited, dead jobs, and `behind` once
+    that wait passes JOBS_BACKLOG_ALERT_SECONDS (no worker runs, or too few). A backlog
+    does not make the web process unready: it reports, the operator's monitor alerts."""
+    try:
+        waiting = check_database(
+            _session(), current_app.config, read=lambda: jobs.backlog(_session())
+        )
+    except Exception as error:  # any driver error means "not ready"
+        note_failure(error)
+        with suppress(Exception):  # the connection may have died with the database
+            _session().rollback()
+        current_app.logger.warning("readiness check: database unreachable: %s", error)
+        return problem(
+            503,
+            "Service unavailable",
+            "The database is not reachable.",
+            code="database_unavailable",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+    oldest = waiting.oldest_waiting_seconds
+    behind = oldest is not None and oldest > float(current_app.config["JOBS_BACKLOG_ALERT_SECONDS"])
+    if behind and time.monotonic() - _warned_behind[0] > BEHIND_WARNING_EVERY_SECONDS:
+        _warned_behind[0] = time.monotonic()
+        current_app.logger.warning("background jobs are behind: the oldest has waited %ds", oldest)
+    extra = {}
+    replica = replica_report(current_app)
+    if replica is not None:
+        extra["replica"] = replica
+    return jsonify(
+        status="ready",
+        **extra,
+        jobs={
+            "waiting": waiting.waiting,
+            "oldestWaitingSeconds": round(oldest, 3) if oldest is not None else None,
+            "dead": waiting.dead,
+            "behind": behind,
+        },
+    )
+
+
+@probes.get("/metrics")
 def metrics_text() -> Response:
     """Every metric of the service, in Prometheus's text format."""
     refusal = _refusal(current_app.config)
@@ -68,10 +133,10 @@ def read_backlog() -> jobs.Backlog | None:
     """The jobs' backlog under the readiness check's deadline; None when the database
     did not answer in time (the scrape still answers, with `jobs_backlog_up` 0)."""
     try:
-        return check_database(db.session, current_app.config, read=lambda: jobs.backlog(db.session))
+        return check_database(_session(), current_app.config, read=lambda: jobs.backlog(_session()))
     except Exception as error:  # any driver error: report what the files hold
         with suppress(Exception):  # the connection may have died with the database
-            db.session.rollback()
+            _session().rollback()
         current_app.logger.warning("metrics: the jobs' backlog was not read: %s", error)
         return None
 
@@ -108,9 +173,9 @@ def _same_address(local: str, wanted: ipaddress.IPv4Address | ipaddress.IPv6Addr
     return address == wanted
 
 
-def install_metrics(app: Flask) -> None:
-    """The /metrics route, and the METRICS_BIND listener's narrow door."""
-    app.register_blueprint(metrics_page)
+def install_probes(app: Flask) -> None:
+    """The health probes, the /metrics route, and the METRICS_BIND listener's narrow door."""
+    app.register_blueprint(probes)
 
     @app.before_request
     def metrics_listener_serves_metrics_only() -> Response | None:
