@@ -223,7 +223,7 @@ def seed_trackables(url: str, count: int) -> None:
     ten, 70 % activated, 15 % visible once accessed) and every plain secret, once."""
     import psycopg2
 
-    from app.services.trackables.codes import CodeSettings
+    from app.services.trackables.codes.formats import CodeSettings
 
     connection = psycopg2.connect(url)
     with connection.cursor() as cursor:
@@ -629,7 +629,7 @@ class Client:
         return Job("lookup", chunks, check)
 
     def lookup_miss(self) -> Job:
-        from app.services.trackables.codes import ALPHABET
+        from app.services.trackables.codes.formats import ALPHABET
 
         code = "LN" + "".join(self.rng.choices(ALPHABET, k=8))
         body = orjson.dumps({"code": code})
@@ -1296,7 +1296,7 @@ def clean_up(url: str, ledger: Ledger, started: datetime) -> None:
     import psycopg2
 
     from app.extensions import db
-    from app.services.trackables import statistics as journey
+    from app.services.trackables.journey import statistics as journey
 
     connection = psycopg2.connect(url)
     with connection.cursor() as cursor:

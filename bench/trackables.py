@@ -124,7 +124,7 @@ def app_config(url: str, **overrides: Any) -> Any:
 
 
 def code_settings(app: Any) -> Any:
-    from app.services.trackables.codes import CodeSettings
+    from app.services.trackables.codes.formats import CodeSettings
 
     return CodeSettings.from_config(app.config)
 
@@ -202,7 +202,7 @@ def trackable_rows(
     rng: random.Random, settings: Any, count: int, user_ids: list[str], group_ids: list[str]
 ) -> tuple[list[dict[str, object]], list[dict[str, object]], list[tuple[str, str]]]:
     """Trackables, their code rows (hashed with the app's code_hash) and (id, secret)."""
-    from app.services.trackables.codes import ALPHABET, QR_ALPHABET, code_hash
+    from app.services.trackables.codes.formats import ALPHABET, QR_ALPHABET, code_hash
 
     now = datetime.now(UTC)
     items: list[dict[str, object]] = []
@@ -443,7 +443,7 @@ def plain_group(
     again, told by the INSERT's ON CONFLICT DO NOTHING (no savepoints)."""
     import orjson
 
-    from app.services.trackables.codes import (
+    from app.services.trackables.codes.formats import (
         code_hash,
         new_public_code,
         new_qr_token,
@@ -703,7 +703,7 @@ def lookup_codes(url: str, settings: Any, rounds: int) -> tuple[list[str], list[
     """Real secrets (random order) and unknown well-formed ones, two rounds' worth each."""
     import psycopg2
 
-    from app.services.trackables.codes import code_hash, new_secret_code
+    from app.services.trackables.codes.formats import code_hash, new_secret_code
 
     connection = psycopg2.connect(url)
     with connection.cursor() as cursor:

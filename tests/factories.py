@@ -153,7 +153,7 @@ def make_trackable(
     from flask import current_app
 
     from app.models.trackable import CodeKind, TrackableCode
-    from app.services.trackables import codes
+    from app.services.trackables.codes import formats as codes
 
     settings = codes.CodeSettings.from_config(current_app.config)
     number = next(_sequence)
@@ -308,7 +308,7 @@ def count_guess_misses() -> int:
     """Secret code misses counted against clients' or accounts' guess budgets (one per
     miss)."""
     from app.models.budget import BudgetSpend
-    from app.services.trackables.guesses import ACCOUNT, CLIENT
+    from app.services.trackables.codes.guesses import ACCOUNT, CLIENT
 
     return count_rows(BudgetSpend, BudgetSpend.budget.in_((CLIENT, ACCOUNT)))
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import zxingcpp
 
-from app.services.trackables.label_sheets import SheetLayout
+from app.services.trackables.labels.label_sheets import SheetLayout
 
 DPI = 300
 POINTS_PER_PIXEL = 72 / DPI

@@ -10,7 +10,8 @@ from sqlalchemy import inspect, select
 
 from app.extensions import db
 from app.models.trackable import JourneyStop, Trackable
-from app.services.trackables import record_stop, statistics
+from app.services.trackables import record_stop
+from app.services.trackables.journey import statistics
 from tests.conftest import make_test_app
 from tests.factories import make_trackable, make_user
 from tests.test_migrations import MIGRATIONS, empty_database_url  # noqa: F401 - its fixture

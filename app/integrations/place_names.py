@@ -1,7 +1,7 @@
 """Place names of journey stops in a page's language (issue 26, point 8).
 
 A stop's `location_label` is saved once, in English: "City, State, Country" from the
-reverse geocoder (app.services.trackables.journey), and the API serves it as saved. To
+reverse geocoder (app.services.trackables.journey.recording), and the API serves it as saved. To
 show it in another language a stop also keeps what the label names: the ISO 3166-1
 country code and, when the label is the offline GeoNames one, the city's GeoNames id.
 `identify` finds both for a label (for new stops and for the migration that fills in old

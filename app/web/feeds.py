@@ -6,7 +6,7 @@ feed reader (issue 25, Feeds; docs/contract-notes.md, Feeds), beside the public 
 - `GET /{lang}/trackables/groups/{groupId}/feed.atom`: the same, merged over the group's
   items.
 
-What a feed holds is what the anonymous viewer may see (app.services.trackables.feeds),
+What a feed holds is what the anonymous viewer may see (app.services.trackables.items.feeds),
 whoever asks; a trackable or group hidden from them is the HTML 404 page, as their public
 page is. The public page links its feeds (`<link rel="alternate">`). Links are absolute,
 under PUBLIC_BASE_URL; texts are in the URL's language. Served as

@@ -227,7 +227,7 @@ def test_twenty_parallel_misses_against_a_budget_of_ten_let_exactly_ten_through(
     # count all twenty would have read "nothing counted yet" and gone on.
     stop_after(
         monkeypatch,
-        "app.services.trackables.lookup.check_budget",
+        "app.services.trackables.codes.lookup.check_budget",
         LockBarrier(20, timeout=POOL_BOUND_SECONDS),
     )
 
@@ -252,7 +252,7 @@ def test_parallel_misses_of_one_account_from_many_networks_let_exactly_its_budge
     finder = make_user(is_email_confirmed=True)
     stop_after(
         monkeypatch,
-        "app.services.trackables.lookup.check_budget",
+        "app.services.trackables.codes.lookup.check_budget",
         LockBarrier(20, timeout=POOL_BOUND_SECONDS),
     )
 
@@ -274,7 +274,7 @@ def test_parallel_misses_of_many_accounts_on_one_network_let_its_allowance_throu
     finders = [make_user(is_email_confirmed=True) for _ in range(12)]
     stop_after(
         monkeypatch,
-        "app.services.trackables.lookup.check_budget",
+        "app.services.trackables.codes.lookup.check_budget",
         LockBarrier(12, timeout=BARRIER_SECONDS),
     )
 

@@ -17,7 +17,7 @@ import pytest
 
 from app.extensions import db
 from app.models.trackable import Trackable, TrackableVisibility
-from app.services.trackables import journey
+from app.services.trackables.journey import recording as journey
 from tests.factories import make_trackable, make_user
 from tests.web.browser import DESKTOP, PHONE, SCREENSHOTS, open_browser
 

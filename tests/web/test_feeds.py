@@ -14,7 +14,7 @@ from app.extensions import db
 from app.models.base import utcnow
 from app.models.enums import NoteVisibility
 from app.models.trackable import TrackableComment, TrackableVisibility
-from app.services.trackables import journey
+from app.services.trackables.journey import recording as journey
 from tests.factories import codes_of, make_group, make_note, make_trackable, make_user
 from tests.web.conftest import Finder, text_of
 

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models.trackable import JourneyStop, StopPrecision
-from app.services.trackables import journey
+from app.services.trackables.journey import recording as journey
 from tests.web.conftest import text_of
 
 

@@ -3,9 +3,7 @@ membership; Trackable watch; Active secret session; decisions: Trackable codes, 
 sessions for secret codes): codes, creation, groups, activation, lookup, access sessions,
 watches, comments, journeys and printable labels. The face other areas and the API call."""
 
-from app.services.trackables.accounts import delete_account_trackables
-from app.services.trackables.activation import Activation, activate
-from app.services.trackables.active import (
+from app.services.trackables.codes.active import (
     ActiveItem,
     ActiveLanding,
     active_landing,
@@ -13,64 +11,22 @@ from app.services.trackables.active import (
     list_active,
     set_status_message,
 )
-from app.services.trackables.attaching import attach_to_note
-from app.services.trackables.code_keys import (
+from app.services.trackables.codes.code_keys import (
     CodeKeyMismatch,
     check_code_keys,
     unwrapped,
     wrap_batch,
 )
-from app.services.trackables.codes import CodeSettings
-from app.services.trackables.comments import (
-    CommentList,
-    CommentView,
-    add_comment,
-    delete_comment,
-    edit_comment,
-    list_comments,
-)
-from app.services.trackables.creation import (
-    CreatedGroup,
-    CreatedTrackable,
-    IssuedTrackable,
-    create_group,
-    create_trackable,
-)
-from app.services.trackables.exports import (
-    ExportedStop,
-    JourneyExport,
-    export_journey,
-    gpx_track,
-)
-from app.services.trackables.feeds import (
-    EntryKind,
-    Feed,
-    FeedEntry,
-    group_feed,
-    has_public_feed,
-    trackable_feed,
-)
-from app.services.trackables.groups import GroupMembership, attach_to_group, detach_from_group
-from app.services.trackables.guesses import (
+from app.services.trackables.codes.formats import CodeSettings
+from app.services.trackables.codes.guesses import (
     GuessBudgetExceeded,
     GuessClient,
     check_budget,
     count_miss,
     guess_key,
 )
-from app.services.trackables.issuing import IssuedCodes, SecretCodeTaken
-from app.services.trackables.journey import record_stop
-from app.services.trackables.label_sheets import LAYOUTS as LABEL_LAYOUTS
-from app.services.trackables.label_sheets import PAPERS as LABEL_PAPERS
-from app.services.trackables.labels import (
-    LABEL_TEXT_MAX_LENGTH,
-    LABELS_MAX_ITEMS,
-    LabelItem,
-    LabelItemsRefused,
-    LabelSheet,
-    check_labels,
-)
-from app.services.trackables.lookup import (
+from app.services.trackables.codes.issuing import IssuedCodes, SecretCodeTaken
+from app.services.trackables.codes.lookup import (
     SITE_LANGUAGES,
     LookupResult,
     find_by_public_code,
@@ -78,8 +34,33 @@ from app.services.trackables.lookup import (
     resolve,
     site_language,
 )
-from app.services.trackables.possession import Credential
-from app.services.trackables.reads import (
+from app.services.trackables.codes.possession import Credential
+from app.services.trackables.codes.sessions import (
+    AccessCookie,
+    access_session_unlocks,
+    new_client_id,
+    session_trackable_ids,
+)
+from app.services.trackables.items.accounts import delete_account_trackables
+from app.services.trackables.items.activation import Activation, activate
+from app.services.trackables.items.attaching import attach_to_note
+from app.services.trackables.items.creation import (
+    CreatedGroup,
+    CreatedTrackable,
+    IssuedTrackable,
+    create_group,
+    create_trackable,
+)
+from app.services.trackables.items.feeds import (
+    EntryKind,
+    Feed,
+    FeedEntry,
+    group_feed,
+    has_public_feed,
+    trackable_feed,
+)
+from app.services.trackables.items.groups import GroupMembership, attach_to_group, detach_from_group
+from app.services.trackables.items.reads import (
     TrackableList,
     TrackableRelation,
     TrackableView,
@@ -89,23 +70,8 @@ from app.services.trackables.reads import (
     trackable_view,
     trackable_views,
 )
-from app.services.trackables.secrets import rotate_secret
-from app.services.trackables.sessions import (
-    AccessCookie,
-    access_session_unlocks,
-    new_client_id,
-    session_trackable_ids,
-)
-from app.services.trackables.statistics import JourneyStatistics
-from app.services.trackables.stops import (
-    NoteAtPoint,
-    StopView,
-    add_stop,
-    convert_stop,
-    delete_stop,
-    get_journey,
-)
-from app.services.trackables.watches import (
+from app.services.trackables.items.secrets import rotate_secret
+from app.services.trackables.items.watches import (
     MyWatches,
     WatchOutcome,
     list_watches,
@@ -113,6 +79,40 @@ from app.services.trackables.watches import (
     unwatch_trackable,
     watch_group,
     watch_trackable,
+)
+from app.services.trackables.journey.comments import (
+    CommentList,
+    CommentView,
+    add_comment,
+    delete_comment,
+    edit_comment,
+    list_comments,
+)
+from app.services.trackables.journey.exports import (
+    ExportedStop,
+    JourneyExport,
+    export_journey,
+    gpx_track,
+)
+from app.services.trackables.journey.recording import record_stop
+from app.services.trackables.journey.statistics import JourneyStatistics
+from app.services.trackables.journey.stops import (
+    NoteAtPoint,
+    StopView,
+    add_stop,
+    convert_stop,
+    delete_stop,
+    get_journey,
+)
+from app.services.trackables.labels.label_sheets import LAYOUTS as LABEL_LAYOUTS
+from app.services.trackables.labels.label_sheets import PAPERS as LABEL_PAPERS
+from app.services.trackables.labels.printing import (
+    LABEL_TEXT_MAX_LENGTH,
+    LABELS_MAX_ITEMS,
+    LabelItem,
+    LabelItemsRefused,
+    LabelSheet,
+    check_labels,
 )
 
 __all__ = [

@@ -169,7 +169,7 @@ def test_a_rerun_of_the_fan_out_adds_nobody_twice(app, api, world):
 
 def test_a_rolled_back_change_leaves_no_event_and_no_notification(app, api, world, monkeypatch):
     from app.errors import NotFound
-    from app.services.trackables import comments
+    from app.services.trackables.journey import comments
 
     def fail(*args: Any, **kwargs: Any) -> Any:
         raise NotFound("Gone after the write.")

@@ -12,8 +12,8 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models.trackable import JourneyStop, Trackable, TrackableVisibility
 from app.policies import trackables as trackable_policy
-from app.services.trackables import activation as activation_service
-from app.services.trackables import journey
+from app.services.trackables.items import activation as activation_service
+from app.services.trackables.journey import recording as journey
 from tests.conftest import assert_problem
 from tests.factories import (
     count_rows,

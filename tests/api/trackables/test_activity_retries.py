@@ -12,7 +12,7 @@ import pytest
 from app.auth import issue_access_token
 from app.extensions import db
 from app.models.trackable import JourneyStop, TrackableComment
-from app.services.trackables import possession
+from app.services.trackables.codes import possession
 from tests.conftest import assert_problem
 from tests.factories import count_rows, make_trackable
 
@@ -121,7 +121,7 @@ def test_concurrent_retries_write_once(app, cast, kind, monkeypatch):
 
 
 def module(kind: str) -> str:
-    return {"comment": "comments", "stop": "stops"}[kind]
+    return {"comment": "journey.comments", "stop": "journey.stops"}[kind]
 
 
 # --- a tag sent again with another payload (issue: Hardening, item 9) ----------------------

@@ -17,7 +17,8 @@ from sqlalchemy import select
 from app.auth import issue_access_token
 from app.extensions import db
 from app.models.trackable import Trackable, TrackableCode
-from app.services.trackables import codes, issuing
+from app.services.trackables.codes import formats as codes
+from app.services.trackables.codes import issuing
 from tests.api.test_races import BARRIER_SECONDS
 from tests.factories import count_rows as count
 from tests.factories import make_trackable, make_user

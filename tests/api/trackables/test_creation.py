@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models.trackable import CodeKind, Trackable, TrackableCode, TrackableVisibility
-from app.services.trackables import codes
+from app.services.trackables.codes import formats as codes
 from tests.conftest import assert_problem
 from tests.factories import count_rows as count
 from tests.factories import make_trackable, make_user

@@ -9,7 +9,7 @@ import pytest
 
 from app.extensions import db
 from app.models.trackable import Trackable, TrackableVisibility
-from app.services.trackables import groups as group_service
+from app.services.trackables.items import groups as group_service
 from tests.conftest import assert_problem
 from tests.factories import make_group, make_team, make_trackable, make_user
 

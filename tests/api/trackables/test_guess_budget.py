@@ -282,7 +282,7 @@ def test_a_forwarded_address_that_is_no_address_is_counted_as_written(app, api, 
 @pytest.fixture
 def fresh_alarm(monkeypatch):
     """This process has raised no alarm yet (it raises one per window)."""
-    from app.services.trackables import guesses
+    from app.services.trackables.codes import guesses
 
     monkeypatch.setattr(guesses, "_alarm", guesses._Alarm())
 

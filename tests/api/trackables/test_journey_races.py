@@ -16,7 +16,7 @@ from app.auth import issue_access_token
 from app.extensions import db
 from app.models.trackable import Trackable
 from app.models.user import User
-from app.services.trackables import statistics
+from app.services.trackables.journey import statistics
 from tests.api.test_races import BARRIER_SECONDS, stop_after
 from tests.api.trackables.conftest import Cast
 from tests.racing import LockBarrier
@@ -66,7 +66,7 @@ def test_concurrent_stops_leave_statistics_equal_to_a_recomputation(app, api, mo
     calls = [(cast.author, post_stop(trackable_id, *point)) for point in POINTS]
     calls.append((cast.owner, delete_stop(trackable_id, doomed.get_json()["journeyStopId"])))
     barrier = LockBarrier(len(calls), timeout=BARRIER_SECONDS)
-    stop_after(monkeypatch, "app.services.trackables.statistics.journey_points", barrier)
+    stop_after(monkeypatch, "app.services.trackables.journey.statistics.journey_points", barrier)
 
     statuses = run_together(app, calls)
 
@@ -92,7 +92,7 @@ def test_a_stop_deleted_while_another_is_added_leaves_both_changes_counted(
         (cast.owner, delete_stop(trackable_id, doomed.get_json()["journeyStopId"])),
     ]
     barrier = LockBarrier(len(calls), timeout=BARRIER_SECONDS)
-    stop_after(monkeypatch, "app.services.trackables.statistics.journey_points", barrier)
+    stop_after(monkeypatch, "app.services.trackables.journey.statistics.journey_points", barrier)
 
     assert sorted(run_together(app, calls)) == [201, 204]
     trackable = db.session.get(Trackable, trackable_id)

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.integrations.geo_data import great_circle_km
 from app.models.trackable import JourneyStop, Trackable
-from app.services.trackables import statistics
+from app.services.trackables.journey import statistics
 from tests.api.trackables.conftest import Cast
 from tests.factories import make_note, make_trackable, make_user
 

@@ -16,7 +16,7 @@ from app.extensions import db
 from app.models import Base
 from app.models.team import TeamMembership
 from app.models.trackable import Trackable, TrackableVisibility
-from app.services.trackables.label_sheets import LAYOUTS
+from app.services.trackables.labels.label_sheets import LAYOUTS
 from tests.conftest import assert_problem
 from tests.factories import (
     codes_of,

@@ -20,7 +20,7 @@ from app.extensions import db
 from app.models import Base
 from app.models.ratelimit import RateLimitCounter
 from app.platform.logs import JsonFormatter
-from app.services.trackables.label_sheets import LAYOUTS
+from app.services.trackables.labels.label_sheets import LAYOUTS
 from tests.api.trackables.test_secrets_never_shown import (
     GUNICORN_CONF,
     WIDE_ACCESS_FORMAT,

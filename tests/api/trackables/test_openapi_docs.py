@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from app.services.trackables import codes
+from app.services.trackables.codes import formats as codes
 
 BEARER = "Bearer"
 ANONYMOUS = "Anonymous"  # also "Anonymous or Bearer": a token is accepted, none needed

@@ -21,7 +21,7 @@ from app.models.trackable import (
     TrackableUnlock,
     TrackableVisibility,
 )
-from app.services.trackables import codes
+from app.services.trackables.codes import formats as codes
 from tests.conftest import ApiClient, assert_problem
 from tests.factories import codes_of, make_trackable, make_user
 from tests.factories import count_rows as count

@@ -11,7 +11,7 @@ import pytest
 
 from app.extensions import db
 from app.models.trackable import JourneyStop, StopPrecision
-from app.services.trackables.journey import location_label
+from app.services.trackables.journey.recording import location_label
 from tests.conftest import assert_problem
 from tests.factories import make_trackable, make_user
 

@@ -20,7 +20,7 @@ from app.models.trackable import (
     TrackableVisibility,
     TrackableWatch,
 )
-from app.services.trackables import watches
+from app.services.trackables.items import watches
 from tests.conftest import assert_problem
 from tests.factories import codes_of, make_group, make_team, make_trackable, make_user
 from tests.factories import count_rows as count

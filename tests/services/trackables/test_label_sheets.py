@@ -8,7 +8,7 @@ import pytest
 from reportlab.lib.units import mm
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
-from app.services.trackables.label_sheets import (
+from app.services.trackables.labels.label_sheets import (
     CODE_FONT,
     LAYOUTS,
     MIN_CODE_SIZE,

@@ -28,7 +28,7 @@ from app.models.trackable import Trackable, TrackableAccessSession, TrackableGro
 from app.policies import trackables as policy
 from app.services import events
 from app.services.shared.pages import Listing, Order, Page, read_list
-from app.services.trackables.sessions import end_session, find_session
+from app.services.trackables.codes.sessions import end_session, find_session
 
 
 def shown_name(trackable: Trackable) -> str:

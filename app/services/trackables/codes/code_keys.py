@@ -17,7 +17,7 @@ from sqlalchemy import func, inspect, select, update
 
 from app.extensions import db
 from app.models.trackable import TrackableCode, TrackableCodeKey
-from app.services.trackables.codes import CodeSettings, key_fingerprint, wrap
+from app.services.trackables.codes.formats import CodeSettings, key_fingerprint, wrap
 
 PREVIOUS_SETTING = "TRACKABLE_CODE_KEYS_PREVIOUS"
 

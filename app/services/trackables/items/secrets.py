@@ -28,10 +28,10 @@ from app.models.trackable import Trackable, TrackableAccessSession, TrackableUnl
 from app.policies import trackables as policy
 from app.services import events
 from app.services.shared import budgets
-from app.services.trackables.codes import CodeSettings
-from app.services.trackables.creation import IssuedTrackable, checked_secret_shape
-from app.services.trackables.guesses import GuessClient
-from app.services.trackables.issuing import check_own_secret, replace_secrets
+from app.services.trackables.codes.formats import CodeSettings
+from app.services.trackables.codes.guesses import GuessClient
+from app.services.trackables.codes.issuing import check_own_secret, replace_secrets
+from app.services.trackables.items.creation import IssuedTrackable, checked_secret_shape
 
 
 def rotation_budget(config: Mapping[str, Any]) -> budgets.Budget:

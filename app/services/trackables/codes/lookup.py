@@ -32,10 +32,10 @@ from app.extensions import db
 from app.models.trackable import CodeKind, Trackable, TrackableCode
 from app.platform.database import execute_by_driver, loaded, mapped_columns
 from app.policies import trackables as policy
-from app.services.trackables import codes
-from app.services.trackables.codes import CodeSettings
-from app.services.trackables.guesses import GuessClient, check_budget, count_miss
-from app.services.trackables.sessions import client_key, open_session, record_unlock
+from app.services.trackables.codes import formats
+from app.services.trackables.codes.formats import CodeSettings
+from app.services.trackables.codes.guesses import GuessClient, check_budget, count_miss
+from app.services.trackables.codes.sessions import client_key, open_session, record_unlock
 
 # The languages the website renders trackable pages in, the first being the default.
 SITE_LANGUAGES = ("en", "de")
@@ -93,7 +93,7 @@ def _codes_matching(count: int) -> Select[Any]:
 
 def _match(settings: CodeSettings, code: str) -> tuple[Any, ...] | None:
     """The row of the code `code` names and its trackable (see `resolve`), or None."""
-    hashes = codes.typed_hashes(settings, code)
+    hashes = formats.typed_hashes(settings, code)
     if not hashes:
         return None
     params = {f"hash_{index}": found for index, found in enumerate(hashes)}
@@ -107,7 +107,7 @@ def resolve(settings: CodeSettings, code: str) -> tuple[Trackable, CodeKind] | N
     """The trackable `code` names and the kind of code it is, or None. When forms of one
     text match several codes (vanishingly unlikely), the system form its shape suggests
     wins (public or secret), then the other, the bring-your-own secret and the QR token
-    (codes.typed_forms' order)."""
+    (formats.typed_forms' order)."""
     row = _match(settings, code)
     if row is None:
         return None
@@ -175,7 +175,7 @@ def lookup_code(
 
 
 def _miss(settings: CodeSettings, code: str, config: Mapping[str, Any]) -> LookupResult:
-    other = codes.foreign_kind(settings, code)
+    other = formats.foreign_kind(settings, code)
     if other == "foreign":
         return LookupResult(
             error=FOREIGN, help_url=config["TRACKABLE_FOREIGN_HELP_URL"], reason="foreign"

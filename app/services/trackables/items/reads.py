@@ -33,7 +33,7 @@ from app.models.trackable import Trackable, TrackableGroup, TrackableVisibility
 from app.models.user import User
 from app.policies import trackables as policy
 from app.services.shared.pages import Listing, Order, Page, read_list
-from app.services.trackables.statistics import JourneyStatistics, stored
+from app.services.trackables.journey.statistics import JourneyStatistics, stored
 
 CODE_PARAMETER = "trackableCode"
 

@@ -35,10 +35,10 @@ from app.errors import TrackableError
 from app.extensions import db
 from app.models.trackable import CodeKind, Trackable, TrackableCode
 from app.policies import trackables as policy
-from app.services.trackables.codes import BYO_SHAPE, CodeSettings, matching_form
-from app.services.trackables.guesses import GuessClient, check_budget, count_miss
-from app.services.trackables.issuing import scan_url
-from app.services.trackables.label_sheets import (
+from app.services.trackables.codes.formats import BYO_SHAPE, CodeSettings, matching_form
+from app.services.trackables.codes.guesses import GuessClient, check_budget, count_miss
+from app.services.trackables.codes.issuing import scan_url
+from app.services.trackables.labels.label_sheets import (
     LAYOUTS,
     LabelContent,
     SheetLayout,

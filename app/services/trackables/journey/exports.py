@@ -26,7 +26,7 @@ from app.auth import Viewer
 from app.extensions import db
 from app.models.trackable import JourneyStop, StopPrecision
 from app.policies import trackables as policy
-from app.services.trackables.statistics import JourneyStatistics, stored
+from app.services.trackables.journey.statistics import JourneyStatistics, stored
 from app.storage.gpx import ExportTrack, ExportWaypoint
 
 BATCH_SIZE = 1000

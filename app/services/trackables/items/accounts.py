@@ -39,7 +39,7 @@ from app.models.trackable import (
     note_trackables,
 )
 from app.models.user import User
-from app.services.trackables import statistics
+from app.services.trackables.journey import statistics
 
 
 def delete_account_trackables(user: User, counts: DeletionCounts) -> None:

@@ -27,7 +27,7 @@ from app.errors import ValidationFailed
 from app.extensions import db
 from app.models.base import new_id
 from app.models.trackable import CodeKind, Trackable, TrackableCode
-from app.services.trackables.codes import (
+from app.services.trackables.codes.formats import (
     CodeSettings,
     byo_problem,
     chain_hashes,
@@ -37,7 +37,7 @@ from app.services.trackables.codes import (
     new_secret_code,
     normalise_byo,
 )
-from app.services.trackables.guesses import GuessClient, check_budget, count_miss
+from app.services.trackables.codes.guesses import GuessClient, check_budget, count_miss
 
 ATTEMPTS = 8  # a collision of 31^6 codes is rare; eight in a row means something is wrong
 SECRET_TAKEN = "This secret code is already in use; choose another."  # noqa: S105 - a message

@@ -45,9 +45,9 @@ from app.models.trackable import (
 )
 from app.policies import trackables as trackable_policy
 from app.services.shared import budgets, links
-from app.services.trackables.codes import CodeSettings, byo_problem
-from app.services.trackables.guesses import GuessClient
-from app.services.trackables.issuing import (
+from app.services.trackables.codes.formats import CodeSettings, byo_problem
+from app.services.trackables.codes.guesses import GuessClient
+from app.services.trackables.codes.issuing import (
     IssuedCodes,
     add_many_with_codes,
     add_with_codes,

@@ -41,7 +41,7 @@ from app.models.base import utcnow
 from app.models.trackable import JourneyStop, StopPrecision, Trackable
 from app.models.user import User
 from app.services import system
-from app.services.trackables import statistics
+from app.services.trackables.journey import statistics
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,12 @@ from app.models.trackable import Trackable, TrackableComment
 from app.policies import trackables as policy
 from app.services import events
 from app.services.shared.pages import Listing, Order, Page, read_list
-from app.services.trackables.possession import Credential, check_observed, writable, write_once
+from app.services.trackables.codes.possession import (
+    Credential,
+    check_observed,
+    writable,
+    write_once,
+)
 
 ANONYMOUS_NAME = "Anonymous finder"
 

@@ -26,12 +26,12 @@ from app.auth import ANONYMOUS
 from app.extensions import db
 from app.models.trackable import JourneyStop, Trackable, TrackableComment
 from app.policies import trackables as policy
-from app.services.trackables.codes import CodeSettings
-from app.services.trackables.comments import ORDER as COMMENTS_NEWEST_FIRST
-from app.services.trackables.comments import CommentView, comment_view
-from app.services.trackables.lookup import find_by_public_code
-from app.services.trackables.reads import TrackableView, trackable_views
-from app.services.trackables.stops import StopView, stop_views
+from app.services.trackables.codes.formats import CodeSettings
+from app.services.trackables.codes.lookup import find_by_public_code
+from app.services.trackables.items.reads import TrackableView, trackable_views
+from app.services.trackables.journey.comments import ORDER as COMMENTS_NEWEST_FIRST
+from app.services.trackables.journey.comments import CommentView, comment_view
+from app.services.trackables.journey.stops import StopView, stop_views
 
 # Activation entries' ids: uuid5 of the trackable's id in this namespace (stable, unique).
 ACTIVATION_NAMESPACE = uuid.UUID("6f1d3c2e-5b7a-4c61-9e0f-2a8d4b6c1e53")

@@ -39,10 +39,10 @@ from app.models.base import utcnow
 from app.models.trackable import CodeKind, JourneyStop, Trackable, TrackableComment
 from app.policies import trackables as policy
 from app.services.shared.mutations import payload_hash
-from app.services.trackables.codes import CodeSettings
-from app.services.trackables.guesses import GuessClient, check_budget, count_miss
-from app.services.trackables.lookup import resolve
-from app.services.trackables.sessions import record_unlock
+from app.services.trackables.codes.formats import CodeSettings
+from app.services.trackables.codes.guesses import GuessClient, check_budget, count_miss
+from app.services.trackables.codes.lookup import resolve
+from app.services.trackables.codes.sessions import record_unlock
 
 CLOCK_SKEW = timedelta(minutes=5)
 

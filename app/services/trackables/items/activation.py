@@ -41,7 +41,7 @@ from app.models.user import User
 from app.policies import trackables as trackable_policy
 from app.services import events
 from app.services.shared import links
-from app.services.trackables import journey
+from app.services.trackables.journey import recording
 
 
 class _Keep(Enum):
@@ -213,7 +213,7 @@ def activate(
     events.record(events.EventType.ACTIVATED, trackable, actor_id=user.id)
     stop = None
     if initial_journey_stop_latitude is not None and initial_journey_stop_longitude is not None:
-        stop = journey.record_stop(
+        stop = recording.record_stop(
             trackable,
             latitude=initial_journey_stop_latitude,
             longitude=initial_journey_stop_longitude,

@@ -33,11 +33,11 @@ from app.models.trackable import CodeKind, Trackable
 from app.policies import notes as note_policy
 from app.policies import trackables as policy
 from app.services import events, notes
-from app.services.trackables.codes import CodeSettings
-from app.services.trackables.guesses import check_budget, count_miss
-from app.services.trackables.journey import record_stop
-from app.services.trackables.lookup import resolve
-from app.services.trackables.possession import Credential
+from app.services.trackables.codes.formats import CodeSettings
+from app.services.trackables.codes.guesses import check_budget, count_miss
+from app.services.trackables.codes.lookup import resolve
+from app.services.trackables.codes.possession import Credential
+from app.services.trackables.journey.recording import record_stop
 
 
 def attach_to_note(

@@ -1,0 +1,1 @@
+"""The journey: stops (recorded and read), comments, statistics and the journey as a file."""
