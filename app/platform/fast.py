@@ -41,6 +41,17 @@ SHORTCUTS: dict[str, tuple[tuple[str, ...], str]] = {
         "the token's account read through psycopg2 with a statement compiled once "
         "(app.platform.database.get_by_driver), attached to the session as loaded",
     ),
+    "driver_statements": (
+        ("sqlalchemy", "psycopg2-binary"),
+        "statements compiled once and sent through psycopg2 on the session's connection, "
+        "values converted by their columns' types (execute_by_driver, insert_by_driver: "
+        "the queries.py of the notes, shared and trackables areas)",
+    ),
+    "driver_cursor": (
+        ("sqlalchemy", "psycopg2-binary"),
+        "anonymous discovery's reads on a pooled connection of their own in autocommit, "
+        "planned once per connection (cursor_alone, PreparedStatement; notes' queries.py)",
+    ),
 }
 
 # The versions the shortcuts were tested with: the pins of requirements/runtime.txt

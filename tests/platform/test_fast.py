@@ -5,6 +5,7 @@ the long way; CI runs the routes' tests again with FAST_PATHS=off."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,3 +112,43 @@ def test_a_blueprint_limit_keeps_the_limiter_check(
     monkeypatch.undo()
     assert fast.drop_limiter_hook(app, limiter)
     assert limiter._check_request_limit not in app.before_request_funcs.get(None, [])
+
+
+# The platform's statements below the ORM; an area reaches them only from its queries.py.
+DRIVER_NAMES = frozenset(
+    {"execute_by_driver", "insert_by_driver", "cursor_alone", "PreparedStatement", "prepared"}
+)
+# The token's account read (`get_by_driver`, the `driver_reads` shortcut) is the viewer's,
+# not an area's: app/auth.py.
+DRIVER_USERS_BEYOND_QUERIES = {"app/auth.py": {"get_by_driver"}}
+
+
+def driver_names_used(path: Path) -> set[str]:
+    """The names of app.platform.database's driver statements a module imports."""
+    used = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+            "app.platform.database"
+        ):
+            used |= {alias.name for alias in node.names} & (DRIVER_NAMES | {"get_by_driver"})
+    return used
+
+
+def test_areas_run_statements_below_the_orm_only_from_their_queries_module():
+    stray = {}
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith("app/platform/") or path.name == "queries.py":
+            continue
+        used = driver_names_used(path) - DRIVER_USERS_BEYOND_QUERIES.get(relative, set())
+        if used:
+            stray[relative] = sorted(used)
+    assert stray == {}, "move these statements into the area's queries.py"
+    queries = sorted(
+        path.relative_to(ROOT).as_posix() for path in (ROOT / "app").rglob("queries.py")
+    )
+    assert queries == [
+        "app/services/notes/queries.py",
+        "app/services/shared/queries.py",
+        "app/services/trackables/queries.py",
+    ]

@@ -147,7 +147,8 @@ def execute_by_driver(
     types and sent through psycopg2 on the session's connection, and the rows converted
     back the same way. SQLAlchemy's execution (cache key, execution context, result
     objects), and the ORM's on top of it, cost a lookup more than its round trips
-    (bench/README.md, "Lookup at its floor"). Elsewhere (SQLite), and while the engine
+    (bench/README.md, "Lookup at its floor"). Elsewhere (SQLite, FAST_PATHS without
+    `driver_statements`), and while the engine
     logs its SQL (SQLALCHEMY_ECHO, or the `sqlalchemy.engine` logger at INFO), it is the
     same statement executed on the session's connection. Below SQLAlchemy, statement
     events do not see it: tracing shows no span for it (as for `get_by_driver` and
@@ -160,6 +161,7 @@ def execute_by_driver(
     connection = _connection(session)
     if (
         connection.dialect.name != "postgresql"
+        or not fast.on("driver_statements")
         or connection.engine.logger.isEnabledFor(logging.INFO)  # SQL logging sees it
     ):
         result = connection.execute(statement, params)
@@ -206,8 +208,9 @@ def insert_by_driver(
     each value, named, rendered and converted one by one (bench/README.md, "Sync push as
     a set"). Every row names the same columns, those of the first. With
     `skip_duplicates_of` (column names), `ON CONFLICT (...) DO NOTHING`: a row whose key
-    is already there is skipped. Elsewhere (SQLite), and while the engine logs its SQL,
-    it is the same INSERT through SQLAlchemy.
+    is already there is skipped. Elsewhere (SQLite, FAST_PATHS without
+    `driver_statements`), and while the engine logs its SQL, the same INSERT through
+    SQLAlchemy.
 
     What the session holds pending is flushed first (a new note's new category goes in
     before it), and the table is noted as written (`note_tables_written`). Below the
@@ -220,7 +223,11 @@ def insert_by_driver(
     columns = tuple(rows[0])
     connection = _connection(session)
     dialect = connection.dialect
-    if dialect.name != "postgresql" or connection.engine.logger.isEnabledFor(logging.INFO):
+    if (
+        dialect.name != "postgresql"
+        or not fast.on("driver_statements")
+        or connection.engine.logger.isEnabledFor(logging.INFO)
+    ):
         statement: Any = insert(table)
         if skip_duplicates_of:
             # SQLAlchemy sends an ON CONFLICT executemany as multi-row statements only

@@ -6,7 +6,7 @@ written together (a sync push, services.sync; contract: Note; Sync).
 cases call (new_note_values, moved_values, tombstone_values, check_managed, the
 discovery rule), and raises what they raise, so a refused change is refused before
 anything is written; `write` then writes the accepted ones with one statement per kind
-of change: one multi-row INSERT of the new notes (`insert_by_driver`), one executemany
+of change: one multi-row INSERT of the new notes (`queries.insert_notes`), one executemany
 UPDATE of the changed and deleted ones, one clean-up of the deleted notes' images, one
 INSERT of their events (and one of the events' jobs). Search rows follow the notes by
 themselves (the database's generated column or triggers, app.models.note_search); the
@@ -32,9 +32,9 @@ from app.hooks import remove_children
 from app.models.base import utcnow
 from app.models.category import Category, OwnerScope
 from app.models.note import Note, discoverable, owner_user_name_of
-from app.platform.database import insert_by_driver
 from app.policies import categories as category_policy
 from app.services import categories, events
+from app.services.notes import queries
 from app.services.notes.notes import (
     check_managed,
     create_note,
@@ -161,8 +161,7 @@ class NoteBatch:
         if self._new:
             name = db.session.scalar(owner_user_name_of(self.viewer.account.id))
             rows = [{**values, "owner_user_name": name, "sync_utc": None} for values in self._new]
-            table: Any = Note.__table__
-            insert_by_driver(db.session, table, sorted(rows, key=_in_id_order))
+            queries.insert_notes(sorted(rows, key=_in_id_order))
         if self._changed:
             rows = [{"id": note.id, **row, "sync_utc": None} for note, row in self._changed]
             db.session.execute(update(Note), sorted(rows, key=_in_id_order))

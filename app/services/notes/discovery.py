@@ -14,11 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from flask import current_app
 from sqlalchemy import Integer, Select, String, bindparam, select, type_coerce
-from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.compiler import Compiled
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.functions import FunctionElement
 
@@ -27,15 +24,9 @@ from app.errors import NotFound
 from app.extensions import db
 from app.models.note import Note
 from app.models.user import User
-from app.platform.database import (
-    PreparedStatement,
-    cursor_alone,
-    prepared,
-    prepared_statements_on,
-    read_engine,
-)
 from app.policies import notes as note_policy
 from app.services.categories import canonical_language
+from app.services.notes import queries
 from app.services.shared.areas import Area, circle_clause, window_clause
 from app.services.shared.pages import Key, Order
 
@@ -189,68 +180,14 @@ def capped(
     planned_once: bool = False,
 ) -> NoteList:
     """Runs a `capped_statement`: at most `cap` records; `truncated` when more matched.
-    `reused` and `planned_once`: see `read_rows`."""
-    rows = read_rows(
+    `reused` and `planned_once`: see `queries.read_rows`."""
+    rows = queries.read_rows(
         statement,
         {**params, CAP_PLUS_ONE.key: cap + 1},
         reused=reused,
         planned_once=planned_once,
     )
     return NoteList(rows[:cap], truncated=len(rows) > cap)
-
-
-def read_rows(
-    statement: Select[Any],
-    params: dict[str, Any],
-    *,
-    reused: bool = False,
-    planned_once: bool = False,
-) -> list[Sequence[Any]]:
-    """The rows of one SELECT, as plain rows (no ORM result layer).
-
-    `reused` says the statement object is built once and run for many requests, its
-    numbers bound parameters (anonymous discovery). On PostgreSQL such a statement, when
-    the request has no transaction open, takes the short way (`_run_alone`);
-    `planned_once` says one plan serves every request of it, so PostgreSQL plans it once
-    per connection (`app.platform.database.prepared`). Every other read runs on the request's
-    session, inside its transaction, so it sees what the request has flushed.
-    """
-    # A request that has not touched the session has no transaction (and needs no session).
-    in_transaction = db.session.registry.has() and db.session().in_transaction()
-    if in_transaction or not reused or db.engine.dialect.name != "postgresql":
-        return list(db.session.connection().execute(statement, params).all())
-    if planned_once and prepared_statements_on(current_app.config):
-        return _run_alone(prepared(statement, "discovery"), params)
-    return _run_alone(_compiled(statement, db.engine.dialect), params)
-
-
-@functools.lru_cache(maxsize=32)
-def _compiled(statement: Select[Any], dialect: Dialect) -> Compiled:
-    """A reused statement's SQL for one database dialect, compiled once."""
-    return statement.compile(dialect=dialect)
-
-
-def _run_alone(
-    statement: Compiled | PreparedStatement, params: dict[str, Any]
-) -> list[Sequence[Any]]:
-    """One PostgreSQL statement on a pooled connection of its own, in autocommit, through
-    the driver. Measured on the discovery benchmark (bench/README.md), each step spares
-    time a fast read cannot afford:
-
-    - autocommit: one statement already reads one consistent snapshot; BEGIN and ROLLBACK
-      would add two round trips. psycopg2's own switch is client-side, whereas SQLAlchemy's
-      AUTOCOMMIT isolation level costs a `SET default_transaction_isolation` on reset.
-    - the SQL compiled once: SQLAlchemy's statement cache looks the whole statement up on
-      every execution, and its result layer builds a row object per row. psycopg2 already
-      returns every column as the API writes it (text ids and times, floats, booleans).
-    - a `PreparedStatement` is also planned once per connection (app.platform.database).
-    """
-    with cursor_alone(read_engine(db.engine)) as (cursor, connection_info):
-        if isinstance(statement, PreparedStatement):
-            statement.run(cursor, connection_info, params)
-        else:
-            cursor.execute(statement.string, statement.construct_params(params))
-        return list(cursor.fetchall())
 
 
 LANGUAGE = bindparam("content_language", type_=String)
@@ -380,4 +317,4 @@ def note_records(viewer: Viewer, where: Sequence[ColumnElement[bool]]) -> NoteLi
     """Every note record matching `where` as this viewer sees it, uncapped, by id: the
     caller's own and team notes for a sync pull (one statement, whatever their number)."""
     statement = note_rows(viewer).where(*where).order_by(Note.id)
-    return NoteList(read_rows(statement, {}))
+    return NoteList(queries.read_rows(statement, {}))

@@ -18,24 +18,14 @@ and images uploaded per account per day (images) are budgets.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import (
-    Delete,
-    Insert,
-    Select,
-    Table,
-    and_,
-    bindparam,
     delete,
-    insert,
-    or_,
-    select,
 )
 
 from app.errors import ApiError
@@ -44,7 +34,8 @@ from app.hooks import DeletionCounts
 from app.models.base import utcnow
 from app.models.budget import BudgetSpend
 from app.models.user import User
-from app.platform.database import execute_by_driver, lock_for_write
+from app.platform.database import lock_for_write
+from app.services.shared import queries
 
 
 @dataclass(frozen=True)
@@ -106,12 +97,9 @@ def wait_seconds(budget: Budget, subject: str, now: datetime, amount: int = 1) -
 
 def waits(spenders: list[tuple[Budget, str]], now: datetime, amount: int = 1) -> list[int | None]:
     """`wait_seconds` of each (budget, subject), read in one query."""
-    params: dict[str, Any] = {}
-    for index, (budget, subject) in enumerate(spenders):
-        params[f"budget_{index}"] = budget.name
-        params[f"subject_{index}"] = subject
-        params[f"since_{index}"] = now - budget.window
-    rows = execute_by_driver(db.session, _spends_within(len(spenders)), params)
+    rows = queries.spends_within(
+        [(budget.name, subject, now - budget.window) for budget, subject in spenders]
+    )
     answers: list[int | None] = []
     for budget, subject in spenders:
         spent = [
@@ -134,64 +122,6 @@ def waits(spenders: list[tuple[Budget, str]], now: datetime, amount: int = 1) ->
     return answers
 
 
-# The statements of the budgets, one per number of (budget, subject) pairs, built once:
-# every spend and check runs one of them (app.platform.database.execute_by_driver).
-SPENDS = cast(Table, BudgetSpend.__table__)
-
-
-@functools.cache
-def _spends_within(pairs: int) -> Select[Any]:
-    """The spends of `pairs` (budget, subject) pairs within their windows, oldest first."""
-    return (
-        select(SPENDS.c.budget, SPENDS.c.subject, SPENDS.c.amount, SPENDS.c.spent_utc)
-        .where(
-            or_(
-                *(
-                    and_(
-                        SPENDS.c.budget == bindparam(f"budget_{index}"),
-                        SPENDS.c.subject == bindparam(f"subject_{index}"),
-                        SPENDS.c.spent_utc > bindparam(f"since_{index}"),
-                    )
-                    for index in range(pairs)
-                )
-            )
-        )
-        .order_by(SPENDS.c.spent_utc)
-    )
-
-
-@functools.cache
-def _left_windows(budgets: int) -> Delete:
-    """Delete what left the windows of `budgets` budgets."""
-    return delete(SPENDS).where(
-        or_(
-            *(
-                and_(
-                    SPENDS.c.budget == bindparam(f"budget_{index}"),
-                    SPENDS.c.spent_utc <= bindparam(f"before_{index}"),
-                )
-                for index in range(budgets)
-            )
-        )
-    )
-
-
-@functools.cache
-def _new_spends(pairs: int) -> Insert:
-    """Insert `pairs` spends."""
-    return insert(SPENDS).values(
-        [
-            {
-                "budget": bindparam(f"budget_{index}"),
-                "subject": bindparam(f"subject_{index}"),
-                "amount": bindparam(f"amount_{index}"),
-                "spent_utc": bindparam(f"spent_utc_{index}"),
-            }
-            for index in range(pairs)
-        ]
-    )
-
-
 def check(budget: Budget, subject: str, amount: int = 1, *, now: datetime | None = None) -> None:
     """LimitExceeded (429) when `amount` more would go past the budget; counts nothing.
     Without `hold` first a cheap early refusal only: `spend_or_refuse` decides."""
@@ -209,18 +139,8 @@ def spend_all(spenders: list[tuple[Budget, str]], now: datetime, amount: int = 1
     """Count `amount` units of each (budget, subject), and drop what left those budgets'
     windows (one DELETE, one INSERT)."""
     budgets = list({budget.name: budget for budget, _ in spenders}.values())
-    pruned: dict[str, Any] = {}
-    for index, budget in enumerate(budgets):
-        pruned[f"budget_{index}"] = budget.name
-        pruned[f"before_{index}"] = now - budget.window
-    execute_by_driver(db.session, _left_windows(len(budgets)), pruned)
-    spent: dict[str, Any] = {}
-    for index, (budget, subject) in enumerate(spenders):
-        spent[f"budget_{index}"] = budget.name
-        spent[f"subject_{index}"] = subject
-        spent[f"amount_{index}"] = amount
-        spent[f"spent_utc_{index}"] = now
-    execute_by_driver(db.session, _new_spends(len(spenders)), spent)
+    queries.delete_spends_before([(budget.name, now - budget.window) for budget in budgets])
+    queries.insert_spends([(budget.name, subject, amount, now) for budget, subject in spenders])
     db.session.flush()  # what else is pending, as the ORM's insert of the spends did
 
 

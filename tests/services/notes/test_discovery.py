@@ -9,8 +9,10 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models.enums import NoteVisibility
-from app.services.notes import discovery
+from app.platform import fast
+from app.services.notes import discovery, queries
 from app.services.shared.areas import Bounds, Circle
+from tests.conftest import needs_fast_path
 from tests.factories import make_note
 
 WORLD = Bounds(-90.0, -180.0, 90.0, 180.0)
@@ -24,15 +26,15 @@ def on_postgresql(app):
 
 @pytest.fixture
 def short_way_calls(monkeypatch):
-    """Counts the reads that take the short way (discovery._run_alone)."""
+    """Counts the reads that take the short way (queries._run_alone)."""
     calls = []
-    run_alone = discovery._run_alone
+    run_alone = queries._run_alone
 
     def counting(*args, **kwargs):
         calls.append(args)
         return run_alone(*args, **kwargs)
 
-    monkeypatch.setattr(discovery, "_run_alone", counting)
+    monkeypatch.setattr(queries, "_run_alone", counting)
     return calls
 
 
@@ -58,6 +60,7 @@ def test_a_read_inside_the_request_transaction_sees_what_it_flushed(app):
     ]
 
 
+@needs_fast_path("driver_cursor")
 def test_anonymous_discovery_takes_the_short_way_on_postgresql(api, on_postgresql, short_way_calls):
     public_notes_near_berlin()
 
@@ -70,6 +73,19 @@ def test_anonymous_discovery_takes_the_short_way_on_postgresql(api, on_postgresq
     assert len(short_way_calls) == 2
 
 
+def test_with_the_shortcut_off_anonymous_discovery_reads_on_the_session(
+    api, on_postgresql, short_way_calls, monkeypatch
+):
+    monkeypatch.setattr(fast, "_enabled", frozenset(fast.SHORTCUTS) - {"driver_cursor"})
+    public_notes_near_berlin()
+
+    nearby = api.get("/api/notes/public/nearby?latitude=52.52&longitude=13.405")
+
+    assert len(nearby.get_json()) == 3
+    assert short_way_calls == []
+
+
+@needs_fast_path("driver_cursor")
 def test_the_short_way_returns_the_rows_the_session_returns(app, on_postgresql, short_way_calls):
     public_notes_near_berlin()
     circle = Circle(52.52, 13.405, 5.0)
@@ -85,6 +101,7 @@ def test_the_short_way_returns_the_rows_the_session_returns(app, on_postgresql, 
     assert len(alone.rows) == 2
 
 
+@needs_fast_path("driver_cursor")
 def test_the_short_way_leaves_its_connection_transactional(api, on_postgresql, short_way_calls):
     public_notes_near_berlin()
     db.session.remove()
@@ -229,6 +246,7 @@ def one_connection(app, on_postgresql):
 SMALL_AREAS = [Bounds(52.47, 13.32, 52.57, 13.48), Circle(52.52, 13.405, 5.0)]
 
 
+@needs_fast_path("driver_cursor")
 @pytest.mark.parametrize("language", [None, "de"])
 @pytest.mark.parametrize("area", SMALL_AREAS, ids=["window", "circle"])
 def test_a_small_window_runs_one_generic_plan_with_the_rows_the_session_returns(
@@ -254,6 +272,7 @@ def test_a_larger_window_is_planned_for_its_numbers(app, spread_notes, one_conne
     assert prepared_statements() == []
 
 
+@needs_fast_path("driver_cursor")
 def test_a_connection_that_lost_its_prepared_statements_prepares_them_again(
     app, spread_notes, one_connection
 ):
@@ -278,6 +297,7 @@ def test_prepared_statements_can_be_turned_off(app, spread_notes, one_connection
     assert prepared_statements() == []
 
 
+@needs_fast_path("driver_cursor")
 def test_a_connection_that_forgot_what_it_prepared_keeps_the_statements_it_has(
     app, spread_notes, one_connection
 ):

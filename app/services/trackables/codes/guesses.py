@@ -39,15 +39,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Integer, bindparam, func, or_, select
-
-from app.extensions import db
 from app.models.base import utcnow
-from app.models.budget import BudgetSpend
 from app.models.user import User
 from app.platform import metrics
-from app.platform.database import execute_by_driver
 from app.services.shared.budgets import Budget, LimitExceeded, hold, spend_all, waits
+from app.services.trackables import queries
 
 log = logging.getLogger(__name__)
 
@@ -251,27 +247,13 @@ class _Alarm:
 _alarm = _Alarm()
 
 
-# How many misses of all clients and accounts the window holds, counting at most
-# `threshold` (app.platform.database.execute_by_driver).
-RECENT_MISSES = select(func.count()).select_from(
-    select(BudgetSpend.id)
-    .where(
-        or_(BudgetSpend.budget == bindparam("client"), BudgetSpend.budget == bindparam("account")),
-        BudgetSpend.spent_utc > bindparam("since"),
-    )
-    .limit(bindparam("threshold", type_=Integer))
-    .subquery()
-)
-
-
 def _watch_all_clients(window: timedelta, threshold: int, now: datetime) -> None:
     """Warn when misses across all clients and accounts reach `threshold` in the window
     (0: never). The count reads at most `threshold` rows, and none while an alarm of this
     process is fresh, so an attack does not make every miss dearer."""
     if threshold <= 0 or not _alarm.due(window, now):
         return
-    params = {"client": CLIENT, "account": ACCOUNT, "since": now - window, "threshold": threshold}
-    ((total,),) = execute_by_driver(db.session, RECENT_MISSES, params)
+    total = queries.misses_since((CLIENT, ACCOUNT), now - window, threshold)
     if total < threshold or not _alarm.raise_once(window, now):
         return
     ALARMS.inc()

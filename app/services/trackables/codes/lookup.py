@@ -17,21 +17,18 @@ Access sessions for secret codes).
 
 from __future__ import annotations
 
-import functools
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import Select, Table, bindparam, select
 from werkzeug.datastructures import LanguageAccept
 
 from app.auth import Viewer
-from app.extensions import db
-from app.models.trackable import CodeKind, Trackable, TrackableCode
-from app.platform.database import execute_by_driver, loaded, mapped_columns
+from app.models.trackable import CodeKind, Trackable
 from app.policies import trackables as policy
+from app.services.trackables import queries
 from app.services.trackables.codes import formats
 from app.services.trackables.codes.formats import CodeSettings
 from app.services.trackables.codes.guesses import GuessClient, check_budget, count_miss
@@ -70,37 +67,16 @@ class LookupResult:
         return self.kind in (CodeKind.SECRET, CodeKind.QR)
 
 
-# The code lookup: each code row whose hash is one of `count` typed hashes, with its
-# trackable's row (`mapped_columns`, which `loaded` makes an instance of), built once per
-# count and run below the ORM (app.platform.database.execute_by_driver): a lookup is one
-# statement, and a secret match needs no instance at all.
-CODES = cast(Table, TrackableCode.__table__)
-TRACKABLES = cast(Table, Trackable.__table__)
-TRACKABLE_COLUMNS = mapped_columns(Trackable)
-_HASH, _KIND, _ROW = 0, 1, 2  # where a matching row holds what
-_ID = _ROW + [column.key for column in TRACKABLE_COLUMNS].index("id")
-_PUBLIC_CODE = _ROW + [column.key for column in TRACKABLE_COLUMNS].index("public_code")
-
-
-@functools.cache
-def _codes_matching(count: int) -> Select[Any]:
-    return (
-        select(CODES.c.code_hash, CODES.c.kind, *TRACKABLE_COLUMNS)
-        .join_from(CODES, TRACKABLES, TRACKABLES.c.id == CODES.c.trackable_id)
-        .where(CODES.c.code_hash.in_([bindparam(f"hash_{index}") for index in range(count)]))
-    )
-
-
-def _match(settings: CodeSettings, code: str) -> tuple[Any, ...] | None:
-    """The row of the code `code` names and its trackable (see `resolve`), or None."""
+def _match(settings: CodeSettings, code: str) -> queries.CodeMatch | None:
+    """The code `code` names and its trackable (see `resolve`), or None: one statement,
+    and a secret match needs no instance at all."""
     hashes = formats.typed_hashes(settings, code)
     if not hashes:
         return None
-    params = {f"hash_{index}": found for index, found in enumerate(hashes)}
-    rows = execute_by_driver(db.session, _codes_matching(len(hashes)), params)
+    rows = queries.codes_matching(hashes)
     if not rows:
         return None
-    return min(rows, key=lambda row: hashes.index(row[_HASH]))
+    return min(rows, key=lambda row: hashes.index(row.code_hash))
 
 
 def resolve(settings: CodeSettings, code: str) -> tuple[Trackable, CodeKind] | None:
@@ -111,7 +87,7 @@ def resolve(settings: CodeSettings, code: str) -> tuple[Trackable, CodeKind] | N
     row = _match(settings, code)
     if row is None:
         return None
-    return loaded(db.session, Trackable, row[_ROW:]), row[_KIND]
+    return row.trackable(), row.kind
 
 
 def find_by_public_code(viewer: Viewer, code: str, settings: CodeSettings) -> Trackable:
@@ -160,7 +136,7 @@ def lookup_code(
     settings = CodeSettings.from_config(config)
     row = _match(settings, code)
     if row is not None:
-        kind, trackable_id, public_code = row[_KIND], row[_ID], row[_PUBLIC_CODE]
+        kind, trackable_id, public_code = row.kind, row.trackable_id, row.public_code
         landing = landing_path(lang, kind, trackable_id, public_code)
         if kind is not CodeKind.PUBLIC:
             open_session(client_key(str(config["SECRET_KEY"]), client_id), trackable_id)
@@ -168,7 +144,7 @@ def lookup_code(
                 record_unlock(viewer.user, trackable_id)
             return LookupResult(trackable_id, kind, landing)
         # A public code is no credential: it finds only what the caller may see.
-        if policy.can_view(viewer, loaded(db.session, Trackable, row[_ROW:])):
+        if policy.can_view(viewer, row.trackable()):
             return LookupResult(trackable_id, kind, landing)
     count_miss(guess_client, config)
     return _miss(settings, code, config)

@@ -26,18 +26,18 @@ import secrets
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from flask import current_app, has_request_context, request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
-from sqlalchemy import Insert, Table, bindparam, delete, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import delete, select
 
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.trackable import TrackableAccessSession, TrackableUnlock
 from app.models.user import User
-from app.platform.database import execute_by_driver, insert_ignoring_duplicates
+from app.platform.database import insert_ignoring_duplicates
+from app.services.trackables import queries
 
 COOKIE_SALT = "trackable-access-session"
 CLIENT_ID_BYTES = 32  # secrets.token_urlsafe(32): 43 characters
@@ -118,36 +118,7 @@ def client_key(secret_key: str, client_id: str) -> str:
 def open_session(client: str, trackable_id: uuid.UUID) -> uuid.UUID:
     """The id of the client's session for the trackable, opened now or refreshed
     (`last_used_utc`): one statement, which a concurrent twin cannot make twice."""
-    now = utcnow()
-    params = {
-        "id": uuid.uuid4(),
-        "client_key": client,
-        "trackable_id": trackable_id,
-        "created_utc": now,
-        "last_used_utc": now,
-    }
-    statement = _opening(db.session.get_bind().dialect.name)
-    ((session_id,),) = execute_by_driver(db.session, statement, params)
-    return cast(uuid.UUID, session_id)
-
-
-@functools.cache
-def _opening(dialect: str) -> Insert:
-    """INSERT ... ON CONFLICT DO UPDATE of a session's `last_used_utc`, returning its id."""
-    table = cast(Table, TrackableAccessSession.__table__)
-    insert_into = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert_into(table).values(
-        id=bindparam("id"),
-        client_key=bindparam("client_key"),
-        trackable_id=bindparam("trackable_id"),
-        status_message="",
-        created_utc=bindparam("created_utc"),
-        last_used_utc=bindparam("last_used_utc"),
-    )
-    return statement.on_conflict_do_update(
-        index_elements=[table.c.client_key, table.c.trackable_id],
-        set_={"last_used_utc": statement.excluded.last_used_utc},
-    ).returning(table.c.id)
+    return queries.open_access_session(client, trackable_id, uuid.uuid4(), utcnow())
 
 
 def record_unlock(user: User, trackable_id: uuid.UUID) -> None:
