@@ -24,7 +24,13 @@ from app.extensions import db, jwt
 from app.hooks import ViewerPart, area_hooks
 from app.models.team import TeamRole
 from app.models.user import User
-from app.platform.database import begin_immediate, get_by_driver, get_for_write, on_write_lock
+from app.platform.database import (
+    RoutingSession,
+    begin_immediate,
+    get_by_driver,
+    get_for_write,
+    on_write_lock,
+)
 
 
 class Viewer:
@@ -239,12 +245,12 @@ def check_accounts_before_writes() -> None:
     _checking = True
     on_write_lock(_account_under_lock)
 
-    @event.listens_for(Session, "before_flush")
+    @event.listens_for(RoutingSession, "before_flush")
     def before_flush(session: Session, flush_context: Any, instances: Any) -> None:
         if session.new or session.dirty or session.deleted:
             _check_account_before_first_write(session)
 
-    @event.listens_for(Session, "do_orm_execute")
+    @event.listens_for(RoutingSession, "do_orm_execute")
     def before_statement(state: ORMExecuteState) -> None:
         if state.is_insert or state.is_update or state.is_delete:
             _check_account_before_first_write(state.session)

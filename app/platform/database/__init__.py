@@ -46,7 +46,12 @@ from app.platform.database.outages import (
     note_failure,
     register_outage_answers,
 )
-from app.platform.database.replica import primary_when, read_engine, replica_report
+from app.platform.database.replica import (
+    RoutingSession,
+    primary_when,
+    read_engine,
+    replica_report,
+)
 
 __all__ = [
     "CONFLICT_CODES",
@@ -54,6 +59,7 @@ __all__ = [
     "RETRY_AFTER_SECONDS",
     "TABLES_WRITTEN",
     "PreparedStatement",
+    "RoutingSession",
     "begin_immediate",
     "check_database",
     "cursor_alone",

@@ -21,6 +21,7 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction
 
 from app.extensions import db
+from app.platform.database import RoutingSession
 from app.storage.images import ImageStore, LocalImageStore, S3ImageStore
 
 PENDING_REMOVALS = "images.files_removed_on_commit"
@@ -113,14 +114,14 @@ def removed_in_transaction() -> int:
     return count
 
 
-@event.listens_for(Session, "after_commit")
+@event.listens_for(RoutingSession, "after_commit")
 def _remove_committed(session: Session) -> None:
     session.info.pop(REMOVED_COUNT, None)
     for store, key in session.info.pop(PENDING_REMOVALS, []):
         store.delete(key)
 
 
-@event.listens_for(Session, "after_soft_rollback")
+@event.listens_for(RoutingSession, "after_soft_rollback")
 def _keep_on_rollback(session: Session, previous_transaction: SessionTransaction) -> None:
     if previous_transaction.parent is None:  # the whole transaction, not a savepoint
         session.info.pop(PENDING_REMOVALS, None)

@@ -11,6 +11,7 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction
 
 from app.extensions import db
+from app.platform.database import RoutingSession
 from app.storage.exports import ExportStore, LocalExportStore, S3ExportStore
 
 PENDING_REMOVALS = "privacy.export_files_removed_on_commit"
@@ -40,13 +41,13 @@ def remove_after_commit(store: ExportStore, keys: Iterable[str]) -> None:
     db.session.info.setdefault(PENDING_REMOVALS, []).extend((store, key) for key in keys)
 
 
-@event.listens_for(Session, "after_commit")
+@event.listens_for(RoutingSession, "after_commit")
 def _remove_committed(session: Session) -> None:
     for store, key in session.info.pop(PENDING_REMOVALS, []):
         store.delete(key)
 
 
-@event.listens_for(Session, "after_soft_rollback")
+@event.listens_for(RoutingSession, "after_soft_rollback")
 def _keep_on_rollback(session: Session, previous_transaction: SessionTransaction) -> None:
     if previous_transaction.parent is None:  # the whole transaction, not a savepoint
         session.info.pop(PENDING_REMOVALS, None)

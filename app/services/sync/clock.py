@@ -14,7 +14,7 @@ from sqlalchemy.orm import (
     scoped_session,
 )
 
-from app.platform.database import TABLES_WRITTEN, note_tables_written
+from app.platform.database import TABLES_WRITTEN, RoutingSession, note_tables_written
 
 # --- the sync change clock (app.models.sync) ---------------------------------------------
 
@@ -47,11 +47,11 @@ def track_sync_changes() -> None:
         names = (getattr(row, "__tablename__", None) for row in (*session.new, *session.dirty))
         return {name for name in names if name in synced}
 
-    @event.listens_for(Session, "after_flush")
+    @event.listens_for(RoutingSession, "after_flush")
     def mark_flushed(session: Session, flush_context: Any) -> None:
         note_tables_written(session, touched(session))
 
-    @event.listens_for(Session, "do_orm_execute")
+    @event.listens_for(RoutingSession, "do_orm_execute")
     def mark_written(state: ORMExecuteState) -> None:
         # An INSERT of rows (a batch of notes) passes no flush: it marks the session here.
         table = getattr(state.statement, "table", None)
@@ -59,7 +59,7 @@ def track_sync_changes() -> None:
         if written and table is not None and table.name in synced:
             note_tables_written(state.session, {table.name})
 
-    @event.listens_for(Session, "before_commit")
+    @event.listens_for(RoutingSession, "before_commit")
     def stamp_before_commit(session: Session) -> None:
         # A savepoint's release fires this too: only the outermost commit stamps.
         if session.in_nested_transaction():
@@ -68,7 +68,7 @@ def track_sync_changes() -> None:
         if session.info.get(TABLES_WRITTEN) or touched(session):
             stamp_changes(session)
 
-    @event.listens_for(Session, "after_transaction_end")
+    @event.listens_for(RoutingSession, "after_transaction_end")
     def forget(session: Session, transaction: SessionTransaction) -> None:
         if transaction.parent is None:
             session.info.pop(TABLES_WRITTEN, None)

@@ -8,10 +8,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy.orm import Session
 
 from app.extensions import db
 from app.models.note import Note
+from app.platform.database import RoutingSession
 from app.services.sync.clock import stamp_changes
 from tests.api.sync.helpers import pulled
 from tests.factories import make_category, make_user
@@ -25,7 +25,7 @@ def alice(app):
 @pytest.mark.parametrize("stamped_before_the_pull", [False, True])
 def test_a_write_committed_after_a_pull_reaches_the_next_pull(api, alice, stamped_before_the_pull):
     folder = make_category(alice)
-    writer = Session(bind=db.engine)  # a second connection, its own transaction
+    writer = RoutingSession(db, bind=db.engine)  # a second connection, its own transaction
     try:
         note = Note(
             owner_user_id=alice.id,
