@@ -25,6 +25,7 @@ from urllib.parse import quote, unquote
 from flask import Flask, Response, g, has_request_context, request
 
 from app.integrations.client_ip import resolve_client_ip
+from app.platform.wire import wire_time
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 SECRET_PATTERNS = [
@@ -185,7 +186,7 @@ def access_record(atoms: Mapping[str, Any], environ: Mapping[str, Any]) -> dict[
     status = atom("s")
     length = atom("B")
     return {
-        "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "time": wire_time(datetime.now(UTC)),
         "request_id": atom("{x-request-id}o"),
         "method": atom("m"),
         "path": atom("U"),

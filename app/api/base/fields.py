@@ -14,6 +14,7 @@ from marshmallow import fields
 from werkzeug.datastructures import FileStorage
 
 from app.models.text import RefusedCharacters
+from app.platform.wire import wire_time
 
 
 class Guid(fields.UUID):
@@ -31,8 +32,7 @@ class UtcDateTime(fields.DateTime):
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
         if value is None:
             return None
-        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-        return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return wire_time(value)
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> datetime:
         parsed = super()._deserialize(value, attr, data, **kwargs)

@@ -14,7 +14,7 @@ import uuid
 import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import IO, Any
 
 import orjson
@@ -23,6 +23,7 @@ from sqlalchemy import Table, Uuid, or_, select, tuple_
 from app.extensions import db
 from app.models.image import ContentImage, ImageTarget
 from app.models.note import Note
+from app.platform.wire import wire_time
 from app.services.privacy.catalogue import (
     EXCLUDED,
     FILES,
@@ -57,8 +58,7 @@ def plain(value: Any) -> Any:
     if isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, datetime):
-        moment = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-        return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return wire_time(value)
     if isinstance(value, enum.Enum):
         return value.value
     return value

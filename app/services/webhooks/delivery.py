@@ -61,6 +61,7 @@ from app.models.webhook import (
 from app.platform.database import begin_immediate
 from app.platform.jobs import JobKind, Task, enqueue
 from app.platform.mail import Mail, deliver
+from app.platform.wire import wire_time
 from app.policies import webhooks as policy
 from app.services import events
 from app.services.shared import budgets
@@ -117,11 +118,7 @@ def payload(event: Event) -> dict[str, Any]:
     }
     data = {name: str(value) for name, value in ids.items() if value is not None}
     data.update(event.fields)
-    return {"type": event.event_type, "timestamp": _iso(event.created_utc), "data": data}
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return {"type": event.event_type, "timestamp": wire_time(event.created_utc), "data": data}
 
 
 def on_event(event: Event, written: Sequence[Any]) -> None:
@@ -726,7 +723,7 @@ def send_test(viewer: Viewer, webhook_id: uuid.UUID, config: Mapping[str, Any]) 
     _spend_manual_send(viewer, subscription, config)
     body = {
         "type": TEST_EVENT,
-        "timestamp": _iso(utcnow()),
+        "timestamp": wire_time(utcnow()),
         "data": {"webhookId": str(subscription.id)},
     }
     delivery = _new_delivery(subscription, TEST_EVENT, body)
