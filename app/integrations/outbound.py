@@ -1,20 +1,11 @@
 """Outbound HTTP for external link checks, safe against server-side request forgery.
 
 Pure of Flask: callers pass `OutboundSettings`. What is refused, and why, is listed in
-docs/contract-notes.md (External links). In short:
-
-- only http and https, only the allowed ports, no user name or password in the URL;
-- every address a host name resolves to must be public (`blocked_reason`), and the
-  connection goes to that checked address: the URL handed to requests carries the IP
-  literal, while the Host header, TLS SNI and the certificate check use the name. No second
-  DNS lookup happens between check and connect, so DNS rebinding cannot move the request;
-- redirects are never followed automatically: each hop is parsed and checked again, at most
-  `max_redirects` of them;
-- one deadline covers the whole fetch: the name's resolution, connecting, sending and
-  reading. A server that trickles bytes cannot stretch it: when it passes, the
-  connection is shut down under the reader (`Cutter`), and a resolver that hangs is left
-  behind. The body is read only up to the end of the page title (or `max_bytes`).
-
+docs/contract-notes.md (External links). The rules a reader needs first: only http(s) on
+allowed ports; every address a name resolves to must be public, and the connection goes to
+that checked address (Host, SNI and the certificate check use the name), so DNS rebinding
+cannot move it; each redirect hop is checked again, never followed automatically; one
+deadline covers resolving, connecting, sending and reading (`Cutter`).
 `post` sends a webhook delivery under the same rules; it never follows a redirect.
 """
 
@@ -471,6 +462,10 @@ class PinnedHostAdapter(HTTPAdapter):
         self.poolmanager.pool_classes_by_scheme = _watched_pools(self.cutter)
 
 
+# A server that trickles bytes cannot stretch the deadline: when it passes, the connection is shut
+# down under the reader (Cutter), and a resolver that hangs is left behind. The body is read only up
+# to the end of the page title (or max_bytes); at most max_redirects hops, each parsed and checked
+# again.
 def fetch_page(url: str, settings: OutboundSettings) -> Page:
     """GET `url`, following up to `max_redirects` checked redirects, and read its title."""
     deadline = time.monotonic() + settings.timeout_seconds

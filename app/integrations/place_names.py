@@ -1,26 +1,11 @@
-"""Place names of journey stops in a page's language (issue 26, point 8).
+"""Place names of journey stops in a page's language.
 
-A stop's `location_label` is saved once, in English: "City, State, Country" from the
-reverse geocoder (app.services.trackables.journey.recording), and the API serves it as saved. To
-show it in another language a stop also keeps what the label names: the ISO 3166-1
-country code and, when the label is the offline GeoNames one, the city's GeoNames id.
-`identify` finds both for a label (for new stops and for the migration that fills in old
-ones, offline); `localized_label` renders the label in a language from them:
-
-* the country is the CLDR territory name that Babel ships for the language
-  (`Locale("de").territories["DE"]` is "Deutschland");
-* the city keeps its GeoNames name unless CLDR names it in that language: CLDR's
-  "exemplar cities" of time zones are translated per language (Europe/Vienna is "Wien",
-  Europe/Rome "Rom"), so a city that a time zone is named after (its English exemplar
-  name and time zone match the GeoNames record; the most populous such city per zone)
-  takes that name. GeoNames' `alternatenames` are not used: the package ships them
-  without language tags, so none of them can be said to be the German one.
-* a US state (the only subdivision names GeoNames ships) stays as saved.
-
-English pages show the label as saved: it is the English rendering (GeoNames' names,
-which may differ slightly from CLDR's English ones). A label that does not end in the
-country's English name (an old or cut one) is shown as saved too.
-
+A stop's `location_label` is saved once, in English ("City, State, Country" from the reverse
+geocoder), and the API serves it as saved. To show it in another language a stop also keeps
+what the label names: the ISO 3166-1 country code and, for an offline GeoNames label, the
+city's GeoNames id. `identify` finds both for a label (for new stops and for the migration
+that fills in old ones, offline); `localized_label` renders the label in a language from them.
+English pages, and a label that does not end in the country's English name, show it as saved.
 This module knows nothing of Flask or of the application.
 """
 
@@ -90,6 +75,14 @@ def identify(label: str, latitude: float, longitude: float, index: GeoIndex) -> 
     return PlaceIds(_country_code_ending(label))
 
 
+# The country is the CLDR territory name Babel ships for the language
+# (Locale("de").territories["DE"] is "Deutschland"). The city keeps its GeoNames name unless CLDR
+# names it: CLDR's "exemplar cities" of time zones are translated per language (Europe/Vienna is
+# "Wien"), so a city a time zone is named after (its English exemplar name and zone match the
+# GeoNames record; the most populous such city per zone) takes that name. GeoNames' alternatenames
+# are not used: the package ships them without language tags. A US state (the only subdivision names
+# GeoNames ships) stays as saved. English pages show the label as saved: it is the English rendering
+# (GeoNames' names, which may differ slightly from CLDR's English ones).
 def localized_label(label: str, *, country_code: str, geonameid: int | None, language: str) -> str:
     """The saved label in `language`, as far as the data names it (see the module)."""
     english_country = country_names().get(country_code.upper(), "") if country_code else ""

@@ -1,4 +1,4 @@
-"""Events and the inbox (issue 25): what happened to a trackable or a group, written in the
+"""Events and the inbox: what happened to a trackable or a group, written in the
 same transaction as the change (a transactional outbox), and one inbox row per user who
 hears of it, written later by the worker's fan-out (services.events).
 

@@ -1,21 +1,12 @@
 """The text search index of notes (contract notes: Public note search): database objects
 outside the mapped tables, one set per dialect, created with the `notes` table.
 
-- PostgreSQL: `notes.search_vector`, a stored generated `tsvector` of the title (weight A)
-  and the body (weight B), each parsed with the text search configuration of the note's
-  content language (`SEARCH_CONFIGS`, else `simple`), and a GIN index on it, partial on
-  `is_publicly_discoverable` like the other discovery indexes.
-- SQLite: the FTS5 table `notes_search` (title, body; unicode61 tokenizer without
-  diacritics), keyed through `notes_search_keys` (FTS5 rows need an integer key and a
-  note's rowid is not stable: VACUUM and table rebuilds renumber it), kept in step with
-  `notes` by triggers, so every write path is covered.
-
-They are not columns or tables of the models: each exists on one database only. Here they
-are made after `create_all` makes `notes` (tests, a fresh database); the migration
-`public_note_search` makes the same ones (from its own copy of this DDL, as migrations
-keep one), and tests/test_migrations.py checks that the two agree. Alembic's comparison leaves them
-out (`compared_with_models`). A migration that rebuilds `notes` on SQLite (batch mode)
-drops its triggers with it and must make them again (`SQLITE_TRIGGERS`).
+Each exists on one database only, so they are not columns or tables of the models: they are
+made after `create_all` makes `notes` (tests, a fresh database); the migration
+`public_note_search` makes the same ones from its own copy of this DDL, and
+tests/test_migrations.py checks that the two agree. Alembic's comparison leaves them out
+(`compared_with_models`). A migration that rebuilds `notes` on SQLite (batch mode) drops its
+triggers with it and must make them again (`SQLITE_TRIGGERS`).
 """
 
 from __future__ import annotations
@@ -99,6 +90,10 @@ def distinct_configs() -> list[str]:
 # --- PostgreSQL ----------------------------------------------------------------------------
 
 _CONFIG = language_cases("content_language", "'{config}'::regconfig")
+# PostgreSQL: a stored generated tsvector of the title (weight A) and the body (weight B), each
+# parsed with the text search configuration of the note's content language (SEARCH_CONFIGS, else
+# simple), and a GIN index on it, partial on is_publicly_discoverable like the other discovery
+# indexes.
 POSTGRESQL_DDL: Sequence[str] = (
     f"ALTER TABLE notes ADD COLUMN {SEARCH_VECTOR} tsvector GENERATED ALWAYS AS ("
     f"setweight(to_tsvector({_CONFIG}, title), 'A') || "
@@ -109,6 +104,9 @@ POSTGRESQL_DDL: Sequence[str] = (
 
 # --- SQLite --------------------------------------------------------------------------------
 
+# SQLite: the FTS5 table notes_search (unicode61 tokenizer without diacritics), keyed through
+# notes_search_keys: FTS5 rows need an integer key and a note's rowid is not stable (VACUUM and
+# table rebuilds renumber it). Triggers keep it in step with notes, so every write path is covered.
 SQLITE_TABLES: Sequence[str] = (
     "CREATE TABLE notes_search_keys (id INTEGER PRIMARY KEY, note_id CHAR(32) NOT NULL UNIQUE)",
     "CREATE VIRTUAL TABLE notes_search USING fts5(title, body, "

@@ -1,4 +1,4 @@
-"""Notification mail (issue 25, "Mail"): each user's choice of mail and its language, one
+"""Notification mail: each user's choice of mail and its language, one
 row per notification on its way to the mailbox, and the daily digest a user has pending
 (services.events.mail).
 

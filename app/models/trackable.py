@@ -1,19 +1,13 @@
 """Trackables (contract: Trackable, Trackable group, Trackable activation, Trackable group
 membership, Trackable watch, Journey stop; decisions: Trackable codes, Access sessions).
 
-- A trackable is activated when it has an owner (`owner_user_id`, its activator); a
-  team-owned one also names its team (`team_id`). There is no separate activation flag.
-- Codes live in `trackable_codes`, one row per code, keyed by the HMAC of the code's
-  normalised form (services.trackables.codes): the public code, the short secret and the
-  QR token share one unique key space, so the database itself refuses any collision
-  between them; secrets and tokens are never stored in plain text. The public code is
-  also kept in plain text on the trackable for display and links.
-- A trackable is in at most one group: `group_id` is a single column.
-- Journey stops are immutable snapshots (coordinates, label, country and creator as
-  saved), each at the precision its writer chose; only the snapped point is stored.
-- A trackable keeps its journey's statistics (`journey_*`), recomputed from its stops in
-  the transaction that adds or deletes one, under the trackable's row lock
-  (services.trackables.statistics).
+A trackable is activated when it has an owner (`owner_user_id`; a team-owned one also names
+`team_id`): there is no activation flag. Its codes (public code, short secret, QR token) live
+in `trackable_codes` keyed by the HMAC of their normalised form, one key space, so the
+database refuses any collision; secrets and tokens are never stored in plain text. A
+trackable is in at most one group. Journey stops are immutable snapshots, and the
+`journey_*` statistics are recomputed from them in the transaction that adds or deletes one,
+under the trackable's row lock (services.trackables.statistics).
 """
 
 from __future__ import annotations
@@ -127,6 +121,7 @@ class Trackable(Base):
     __tablename__ = "trackables"
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    # The public code is also kept in plain text here for display and links.
     public_code: Mapped[str] = mapped_column(String(32), unique=True)
     name: Mapped[str] = mapped_column(String(TRACKABLE_NAME_MAX_LENGTH), default="")
     description: Mapped[str] = mapped_column(Text, default="")
@@ -285,6 +280,8 @@ class TrackableGroupWatch(Base):
     created_utc: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+# Each stop is saved at the precision its writer chose (coordinates, label, country and creator as
+# saved); only the snapped point is stored.
 class JourneyStop(Base):
     """Where a trackable was, as saved at the time: an immutable snapshot (contract:
     Journey stop). Moving a note later changes no stop."""

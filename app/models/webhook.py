@@ -1,4 +1,4 @@
-"""Webhooks (issue 25): a user's, or a team's, subscription of a URL to event types; each
+"""Webhooks: a user's, or a team's, subscription of a URL to event types; each
 delivery of an event to it (its `webhook-id` is the delivery's id, the same on every
 try); and every attempt at sending it (kept 30 days with its delivery).
 

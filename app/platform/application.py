@@ -1,18 +1,10 @@
 """The Flask class the factory makes: Flask, less a cost it pays on every request for a
 thing that does not change between requests (bench/README.md, "The cost of a request").
 
-- The session interface built a new signing serializer (which serialises a test value
-  to learn its kind) for every request; it is built once per key set (through
-  `get_signing_serializer`, the method Flask documents for this).
-- Flask asks `ensure_sync` of every hook and view it runs (about 15 a request here),
-  which inspects the function's code each time to tell a coroutine; the answer is kept
-  per function (`ensure_sync` is the method Flask documents for changing this).
-
-Its request class says which form limit a multipart body broke (werkzeug answers "too
-large" for too many parts and for a big text field alike).
-
-And one addition: a view that fails in a way running it again may cure (a database
-deadlock: `retry_when`, set by the factory) is run again, once.
+It keeps the session's signing serializer per key set, and `ensure_sync`'s answer per
+function, both through the methods Flask documents for this. Its request class says which
+form limit a multipart body broke. And a view that fails in a way running it again may cure
+(a database deadlock: `retry_when`, set by the factory) is run again, once.
 """
 
 from __future__ import annotations
@@ -44,6 +36,8 @@ class SessionInterface(SecureCookieSessionInterface):
     def __init__(self) -> None:
         self._serializers: dict[tuple[Any, ...], URLSafeTimedSerializer | None] = {}
 
+    # Flask would build a new serializer (which serialises a test value to learn its kind) for every
+    # request.
     def get_signing_serializer(self, app: Flask) -> URLSafeTimedSerializer | None:
         key = (app.secret_key, tuple(app.config.get("SECRET_KEY_FALLBACKS") or ()))
         if key not in self._serializers:
@@ -54,6 +48,7 @@ class SessionInterface(SecureCookieSessionInterface):
 class ServiceRequest(Request):
     """Flask's request, whose 413 for a multipart form names the limit it broke."""
 
+    # werkzeug answers "too large" for too many parts and for a big text field alike.
     def _load_form_data(self) -> None:
         try:
             super()._load_form_data()
@@ -94,6 +89,8 @@ class ServiceApp(Flask):
     retry_when: Callable[[BaseException], bool] | None = None
     before_retry: Callable[[], None] | None = None
 
+    # Flask asks this of every hook and view it runs (about 15 a request here), and it inspects the
+    # function's code each time to tell a coroutine.
     def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
         known = self.__dict__.setdefault("_sync_callables", {})
         found = known.get(func)

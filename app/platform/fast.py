@@ -1,15 +1,12 @@
 """The few shortcuts on library internals, behind one switch (`FAST_PATHS`).
 
-Each reaches past a library's public interface for a gain measured on its route
-(bench/README.md, "Shortcuts on library internals"), and each rests on the library
-version it was tested with: while a shortcut is on, a start on another version of its
-library is refused (`check_versions`), since a release may change what it relies on
-without a word. `FAST_PATHS=off` turns them all off (the service then runs on public
-interfaces only, a little slower); a comma-separated list turns on only those named
-(benchmarks measure each alone). CI runs the tests of each shortcut's route both ways.
-
-The switch is per process (the app made last sets it): a shortcut runs where no app is
-at hand (a token decode, a SQL compilation), and a deployment runs one app per process.
+Each reaches past a library's public interface for a gain on its route (bench/README.md,
+"Shortcuts on library internals") and rests on the library version it was tested with:
+while a shortcut is on, a start on another version of its library is refused
+(`check_versions`). `FAST_PATHS=off` turns them all off (public interfaces only, a little
+slower); a comma-separated list turns on only those named. CI runs each shortcut's route
+tests both ways. The switch is per process (the app made last sets it): a shortcut runs
+where no app is at hand, and a deployment runs one app per process.
 """
 
 from __future__ import annotations

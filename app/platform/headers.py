@@ -1,22 +1,12 @@
 """Security headers on every response, and CORS for an allow-list of web origins.
 
-- Every response: `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`
-  (trackable URLs carry codes) and `X-Frame-Options: DENY`.
-- HTML: a Content-Security-Policy with `frame-ancestors 'none'`; the service's own pages
-  load only their own images (map tiles), style sheet and script files, never inline
-  script or style (`default-src 'none'`); the API documentation page loads its local
-  assets and runs Swagger UI's inline start-up script. Images may also come from the
-  origins `image_origins` names: where /Images/... redirects (an S3 store's presigned
-  URLs), since a browser checks `img-src` where a redirect lands.
-- Token and account responses (`/api/auth/...`, `/api/account`): `Cache-Control:
-  no-store`, unless the route set its own.
-- `Strict-Transport-Security` only when `APP_ENV=production` and `HSTS_MAX_AGE_SECONDS`
-  is above 0 (production sits behind TLS; a development server on plain HTTP must not
-  pin browsers to HTTPS).
-- CORS is off unless `CORS_ALLOWED_ORIGINS` lists the caller's `Origin` exactly; then the
-  origin is echoed (never `*`: requests carry bearer tokens), and a preflight is answered.
-
-The `Server` header is the server's: gunicorn sends `gunicorn` without a version.
+Every response: nosniff, `Referrer-Policy: no-referrer` (trackable URLs carry codes) and
+`X-Frame-Options: DENY`; HTML also gets a Content-Security-Policy (`page_policy`). Token
+and account responses are `no-store` unless the route set its own. HSTS only in production
+with HSTS_MAX_AGE_SECONDS above 0: a development server on plain HTTP must not pin browsers
+to HTTPS. CORS is off unless CORS_ALLOWED_ORIGINS lists the caller's `Origin` exactly; the
+origin is then echoed (never `*`: requests carry bearer tokens). The `Server` header is the
+server's: gunicorn sends `gunicorn` without a version.
 """
 
 from __future__ import annotations
@@ -52,6 +42,11 @@ ALWAYS = (
 )
 
 
+# Our pages load only their own images (map tiles), style sheet and script files, never inline
+# script or style (default-src 'none'), with frame-ancestors 'none'; the API documentation page
+# loads its local assets and runs Swagger UI's inline start-up script. Images may also come from
+# image_origins: where /Images/... redirects (an S3 store's presigned URLs), since a browser checks
+# img-src where a redirect lands.
 @functools.cache
 def page_policy(image_origins: tuple[str, ...] = ()) -> str:
     """PAGE_POLICY, its `img-src` also naming `image_origins`."""

@@ -1,14 +1,11 @@
 """Every metric the service exports (Prometheus, `GET /metrics`), defined in this one
 module so an operator reads one list; and the WSGI middleware that counts requests.
 
-Counting is prometheus_client's. Under gunicorn each worker is a process of its own, so
-gunicorn.conf.py sets PROMETHEUS_MULTIPROC_DIR before the workers start: each process
-writes its values to files there and a scrape adds them up (MultiProcessCollector). A
-process without the variable (tests, `flask run`, `flask worker`) counts in memory.
-
-Labels are bounded: a route is its template (`/api/public/notes/<uuid:note_id>`, never the
-id), or `unmatched`; a status is its class (`2xx`); a method outside the usual seven is
-`other`. No label ever carries an id, a code or a ticket.
+Under gunicorn each worker is a process, so gunicorn.conf.py sets PROMETHEUS_MULTIPROC_DIR
+before the workers start: each process writes its values to files there and a scrape adds
+them up. A process without the variable (tests, `flask run`, `flask worker`) counts in
+memory. Labels are bounded: a route is its template (never the id) or `unmatched`, a status
+its class (`2xx`), an unusual method `other`; no label carries an id, a code or a ticket.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The operator's routes: `GET /healthz` (the process is up), `GET /readyz` (it can serve)
 and `GET /metrics`, Prometheus's text (app.platform.metrics lists what it holds). None is
 in the OpenAPI document. /metrics is served on one of two doors, and nowhere else:
-
-- `METRICS_TOKEN` set: on the service's own address, with `Authorization: Bearer <token>`
-  (compared in constant time); missing or wrong is 401 problem+json.
-- `METRICS_BIND` set: gunicorn listens there too (gunicorn.conf.py), and a request that
-  arrived at that listener (the socket's own address, not a header a client chooses)
-  reads /metrics without a token. That listener answers /metrics and the health probes
-  only, so it never becomes a second door to the service that skips the proxy.
-
-With neither, /metrics is the 404 of any unknown path.
+with METRICS_TOKEN, on the service's own address with that bearer token (else 401); with
+METRICS_BIND, without a token to a request that arrived at that listener (the socket's own
+address, not a header a client chooses), which answers /metrics and the health probes only
+so it never becomes a second door that skips the proxy. With neither, /metrics is a 404.
 """
 
 from __future__ import annotations

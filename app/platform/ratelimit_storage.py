@@ -1,14 +1,9 @@
 """Flask-Limiter's counters in the app's own database (`RATELIMIT_STORAGE_URI=database://`,
 the default), so every worker and every instance of the service counts each limit once.
 
-A deployment with Redis may use it instead (`redis://...`); one without it needs nothing
-more than the database it already runs. This is a storage of the `limits` library, built
-on its public extension point (`limits.storage.Storage`, registered by its scheme), for
-the fixed windows every limit of this service uses. Each hit is one statement that counts
-and reads the count at once (an upsert), on a pooled connection of its own that commits
-at once: a request that fails afterwards still counts, and its rollback undoes nothing.
-Keys are stored as their SHA-256: a limit's key holds what the client sent (an email
-address of any length), and the row needs only to tell keys apart.
+A deployment with Redis may use it instead (`redis://...`). This is a storage of the
+`limits` library on its public extension point (`limits.storage.Storage`), for the fixed
+windows every limit here uses.
 """
 
 from __future__ import annotations
@@ -32,6 +27,8 @@ PURGE_AFTER_SECONDS = 3600
 table: Table = RateLimitCounter.__table__  # type: ignore[assignment]
 
 
+# A limit's key holds what the client sent (an email address of any length); the row needs only to
+# tell keys apart.
 def stored_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -53,6 +50,9 @@ class DatabaseStorage(Storage):
     def _engine() -> Engine:
         return current_app.extensions["sqlalchemy"].engine  # type: ignore[no-any-return]
 
+    # One statement counts and reads the count at once (an upsert), on a pooled connection of its
+    # own that commits at once: a request that fails afterwards still counts, and its rollback
+    # undoes nothing.
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
         """Count `amount` hits in the key's window (a new one when it has ended) and
         return the window's count, in one statement."""

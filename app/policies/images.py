@@ -2,18 +2,9 @@
 
 Images follow their parent: whoever can open the parent page sees its images, and
 uploading or deleting needs the right to manage the parent. Each parent kind asks its own
-policy, so a parent's rule is written once:
-
-- profile: everyone sees it (profiles are public); only its own user manages it;
-- note: `policies.notes.can_view` / `can_manage` (owner or team admin);
-- team: the team page's visibility; its admins manage it;
-- trackable: `policies.trackables.can_view` / `can_manage`;
-- trackable group: `policies.trackables.can_view_group` / `controls_group`;
-- trackable comment, journey stop (a finder's photo): seen with the trackable; uploaded
-  by the entry's writer only, removed by the writer or the trackable's owner side
-  (`policies.trackables.can_add_entry_photo` / `can_remove_entry_photo`). These are the
-  only images an anonymous caller may change (its access session is its proof); for
-  any other image an anonymous delete is 401, as it always was.
+policy, so a parent's rule is written once. A finder's photos (images of a trackable comment
+or journey stop) are the only images an anonymous caller may change, its access session
+being its proof; for any other image an anonymous delete is 401.
 """
 
 from __future__ import annotations
@@ -71,6 +62,11 @@ def load_parent(target: ImageTarget, parent_id: uuid.UUID) -> Any | None:
     return db.session.get(PARENT_MODELS[target], parent_id)
 
 
+# profile: everyone sees it, only its own user manages it; note: policies.notes (owner or team
+# admin); team: the team page's visibility, its admins manage; trackable and group:
+# policies.trackables; a comment or journey stop (a finder's photo): seen with the trackable,
+# uploaded by the entry's writer only, removed by the writer or the trackable's owner side
+# (can_add_entry_photo / can_remove_entry_photo).
 def can_view_parent(viewer: Viewer, target: ImageTarget, parent: Any) -> bool:
     if target is ImageTarget.PROFILE:
         return True

@@ -1,16 +1,10 @@
 """The note rule (contract: Note, visibility rules 1-3; Public note pages).
 
-One rule, several faces:
-- `can_view(viewer, note)`: may this viewer open this note?
-- `visible_filter(viewer)`: the same rule as SQL, for lists;
-- `get_visible(viewer, note_id)`: load it, or 404 (hidden and missing look alike);
-  `require_visible(viewer, note)` the same on a note read already;
-- `public_discovery_filter()`: anonymous discovery, a narrower rule: a viewer who unlocked
-  a gated note's trackable may open it, but it stays out of discovery;
-- `require_manage`, `require_comment`, `require_scope`: the actions on top of viewing.
-
-A note's workspace is its owner plus, for a team note, the team's active members
-(`Viewer.team_roles`, filled by the teams area): they see it whatever its visibility;
+One rule, several faces: `can_view` for one note, `visible_filter` the same as SQL for lists,
+`get_visible` / `require_visible` (404: hidden and missing look alike); anonymous discovery
+(`public_discovery_filter`) is narrower: a viewer who unlocked a gated note's trackable may
+open it, but it stays out of discovery. A note's workspace is its owner plus, for a team
+note, the team's active members (`Viewer.team_roles`): they see it whatever its visibility;
 the owner and team admins manage it.
 """
 

@@ -1,21 +1,12 @@
 """Who may see or do what in a team (contract: Teams; decisions: Teams).
 
-- The team's workspace (its notes, categories, member list, settings, invite links) is its
-  active members' business: anyone else gets 403 when the team's page is `Public` (the
-  team is visible, the action is not allowed), 404 when it is `MembersOnly` (or there is no
-  such team). Admin-only actions answer 403 to a member who is not an admin.
-- A team is visible (may be requested) when its page is public, or to a user who has any
-  record with it (a member, an invitee, a requester).
-- A membership record is visible to its own user, to the team's admins, and, when it is an
-  active membership, to the team's members; which operation who may do is `ACTORS`.
-- `Viewer.team_roles` comes from the caller's active memberships, read once per request (when
-  a policy first asks) by the viewer part below, so a removed member loses access at their
-  next request.
-- A write request reads the team it names locked (`team_for`), so a team's deletion and the
-  writes into the team take turns: no row is written into a team being deleted.
-
-Team note actions (who may list, create, edit, remove or delete them) are note rules and sit
-with them in policies/notes.py.
+A team's workspace (notes, categories, members, settings, invite links) is its active
+members' business: anyone else gets 403 when the team's page is `Public`, 404 when it is
+`MembersOnly`; admin-only actions are 403 to other members. `Viewer.team_roles` is read once
+per request from the caller's active memberships, so a removed member loses access at their
+next request. A write request reads the team it names locked (`team_for`), so a team's
+deletion and the writes into it take turns. Team note actions are note rules
+(policies/notes.py).
 """
 
 from __future__ import annotations
@@ -142,6 +133,8 @@ def own_membership(viewer: Viewer, team_id: uuid.UUID) -> TeamMembership | None:
     )
 
 
+# A team is visible (may be requested) when its page is public, or to a user who has any record with
+# it (a member, an invitee, a requester).
 def can_view_team(viewer: Viewer, team: Team, own: TeamMembership | None) -> bool:
     """The team exists for this viewer: a public page, or a record of theirs with it."""
     return team.page_visibility == PageVisibility.PUBLIC or own is not None
@@ -223,6 +216,8 @@ ACTORS: dict[MembershipOperation, frozenset[Actor]] = {
 }
 
 
+# A membership record is visible to its own user, to the team's admins, and, when it is an active
+# membership, to the team's members; which operation who may do is ACTORS.
 def can_see_membership(viewer: Viewer, membership: TeamMembership) -> bool:
     if viewer.user_id is not None and membership.user_id == viewer.user_id:
         return True

@@ -2,22 +2,12 @@
 Trackable activation; Trackable group membership; Authentication items 6-7; decisions:
 Responses the contract leaves open, Access sessions for secret codes).
 
-- Managing a trackable (moderation, settings, secret rotation, printing its labels,
-  group changes as the activator): its activator while they may still act for it (a
-  team-owned one: while they are an active member of its team), or a current admin of
-  its team. An unactivated trackable is managed by its creator, who holds its secret.
-- Viewing: a manager always; an unlocker (secret code or QR token, by session cookie or
-  by account) always; the owner scope of a note it is attached to (the note's owner, a
-  team note's active members: Note visibility rule 4) while the note stands; everyone
-  else only an activated `AlwaysVisibleToEveryone` one. A trackable the viewer may not
-  see is 404 (`trackable_not_found`), like a missing one.
-- Anonymous public list: activated and `AlwaysVisibleToEveryone` (`public_list_filter`).
-- Groups: the group's creator controls it; a team group also its team's admins. A group
-  is visible to its controllers and when any of its items is visible to the viewer.
-- Finders' photos (images of a comment or a stop): seen by whoever sees the trackable;
-  added by the entry's writer only (a signed-in one by account, an anonymous one by the
-  access session it wrote with, while this client still holds it); removed by the
-  writer or by rule 3's owner side.
+A trackable is managed by its activator while they may still act for it, or a current
+admin of its team; an unactivated one by its creator, who holds its secret. It is seen by a
+manager, an unlocker, the owner scope of a note it is attached to, and otherwise by everyone
+only when activated and `AlwaysVisibleToEveryone`; one the viewer may not see is 404, like a
+missing one. A group is controlled by its creator (and a team group's admins) and visible
+when any of its items is.
 """
 
 from __future__ import annotations
@@ -56,6 +46,8 @@ def is_activator(viewer: Viewer, trackable: Trackable) -> bool:
     return trackable.team_id is None or viewer.is_member_of(trackable.team_id)
 
 
+# Managing covers moderation, settings, secret rotation, printing labels and group changes as the
+# activator. A team-owned trackable's activator acts for it while an active member of its team.
 def can_manage(viewer: Viewer, trackable: Trackable) -> bool:
     if not trackable.is_activated:
         return viewer.user_id is not None and viewer.user_id == trackable.created_by_user_id
@@ -95,7 +87,7 @@ def require_trackable_team(viewer: Viewer, team_id: uuid.UUID) -> None:
 
 
 def label_refusal(viewer: Viewer, trackable: Trackable | None) -> str | None:
-    """Why the viewer may not print labels of this trackable (issue 28), as the code of the
+    """Why the viewer may not print labels of this trackable, as the code of the
     refusal, or None when they may: its managers print labels (they hold, or may rotate
     to, its secret). One that does not exist or that the viewer may not see is
     `trackable_not_found` (404 alike); one they see but do not manage,
@@ -155,6 +147,9 @@ def account_viewer(user: User) -> Viewer:
     return build_viewer(user, unlocked_trackable_ids=frozenset(unlocked), access_sessions={})
 
 
+# An unlocker holds the secret code or QR token, by session cookie or by account; the note's owner
+# scope (its owner, a team note's active members: Note visibility rule 4) sees it while the note
+# stands.
 def can_view(viewer: Viewer, trackable: Trackable) -> bool:
     if can_manage(viewer, trackable) or has_unlocked(viewer, trackable):
         return True
@@ -401,6 +396,9 @@ def is_entry_writer(viewer: Viewer, entry: Entry) -> bool:
     return session is not None and viewer.access_sessions.get(entry.trackable_id) == session
 
 
+# Finders' photos: added by the entry's writer only (a signed-in one by account, an anonymous one by
+# the access session it wrote with, while this client still holds it); removed by the writer or by
+# the owner side.
 def can_add_entry_photo(viewer: Viewer, trackable: Trackable, entry: Entry) -> bool:
     """Only the entry's writer (owners and admins never add to others' words)."""
     return trackable.is_activated and is_entry_writer(viewer, entry)

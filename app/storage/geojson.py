@@ -1,14 +1,10 @@
 """GeoJSON (RFC 7946) out: a journey as a FeatureCollection of its line and its points.
 Pure functions, no Flask, no database.
 
-- Positions are `[longitude, latitude]` in WGS 84, as RFC 7946 orders them.
-- The line joins the points in order. A leg whose longitudes are more than 180 degrees
-  apart goes the short way, over the antimeridian, and is cut there (RFC 7946, 3.1.9:
-  "a line that crosses the antimeridian SHOULD be represented by cutting it in two"), the
-  crossing's latitude interpolated along the leg: the line is then a MultiLineString, so
-  no map draws it once around the world. A line needs two positions: a journey of fewer
-  points has no line feature.
-- Each point is a Point feature with the caller's `properties` and `id`.
+Positions are `[longitude, latitude]` in WGS 84, as RFC 7946 orders them. The line joins the
+points in order, cut where a leg crosses the antimeridian, so no map draws it once around
+the world; a journey of fewer than two points has no line feature. Each point is a Point
+feature with the caller's `properties` and `id`.
 """
 
 from __future__ import annotations
@@ -32,6 +28,10 @@ class PointFeature:
     properties: dict[str, Any]
 
 
+# A leg whose longitudes are more than 180 degrees apart goes the short way, over the antimeridian,
+# and is cut there (RFC 7946, 3.1.9: "a line that crosses the antimeridian SHOULD be represented by
+# cutting it in two"), the crossing's latitude interpolated along the leg: the line is then a
+# MultiLineString.
 def line_parts(positions: Sequence[tuple[float, float]]) -> list[list[Position]]:
     """The `(latitude, longitude)` positions joined in order as GeoJSON line strings: one,
     or one more for each crossing of the antimeridian; parts of fewer than two positions

@@ -1,25 +1,12 @@
 """GPX waypoints in and out (and a track out): pure functions, no Flask, no database.
 
-Import (`parse_waypoints`) defends in this order: the size limit before anything reads the
-content; defusedxml's expat parser with forbid_dtd/forbid_entities/forbid_external, so any
-`<!DOCTYPE` stops the parse at its first event, before an element exists (no billion laughs,
-no XXE); a `<gpx>` root in the GPX 1.0 or 1.1 namespace or in none; then a streaming walk
-(`iterparse`) that keeps only the `<wpt>` being read. Tracks, routes and extensions leave the
-tree as they end; nesting beyond MAX_DEPTH and waypoints stuffed beyond MAX_WAYPOINT_ELEMENTS
-are refused. No regular expression runs over the raw file (import uses one, on a coordinate
-attribute). expat reads the encoding declaration itself: UTF-8 (BOM or not), UTF-16 with BOM,
-ISO-8859-1 and other single-byte codecs.
-
-gpxpy 1.6 is not used for import: it decodes bytes as UTF-8 whatever the declaration says,
-runs `\\sxmlns:?[^=]*="[^"]+"` over the whole text (quadratic on text full of " xmlns"),
-parses again with a parser defusedxml has not configured, builds every track point, keeps one
-link per waypoint and fails the whole file on one bad coordinate. Reading the safe parser's
-events by local name handles Garmin (gpxx, wptx1), OsmAnd and Locus exports as well.
-
-Export (`write_gpx`) is a generator of UTF-8 chunks for a streamed response: memory does not
-grow with the number of waypoints. Notes are written as waypoints; a trackable's journey as
-one track (`ExportTrack`) whose points are written exactly as waypoints are (GPX 1.1 gives
-`<trkpt>` the type of `<wpt>`).
+Import (`parse_waypoints`) treats the file as hostile: a size limit before anything reads
+it, defusedxml's expat parser refusing any DOCTYPE (no billion laughs, no XXE), and a
+streaming walk that keeps only the waypoint being read, within depth and element limits.
+gpxpy is not used for import (see `parse_waypoints`). Export (`write_gpx`) is a generator
+of UTF-8 chunks for a streamed response, so memory does not grow with the number of
+waypoints: notes as waypoints, a trackable's journey as one track (`ExportTrack`) whose
+points are written exactly as waypoints are (GPX 1.1 gives `<trkpt>` the type of `<wpt>`).
 """
 
 from __future__ import annotations
@@ -147,6 +134,19 @@ def read_limited(stream: BinaryIO, *, max_bytes: int) -> bytes:
     return data
 
 
+# Defends in this order: the size limit before anything reads the content; defusedxml's expat parser
+# with forbid_dtd/forbid_entities/forbid_external, so any <!DOCTYPE stops the parse at its first
+# event, before an element exists; a <gpx> root in the GPX 1.0 or 1.1 namespace or in none; then a
+# streaming walk (iterparse) that keeps only the <wpt> being read. Tracks, routes and extensions
+# leave the tree as they end; nesting beyond MAX_DEPTH and waypoints stuffed beyond
+# MAX_WAYPOINT_ELEMENTS are refused. No regular expression runs over the raw file (one runs on a
+# coordinate attribute). expat reads the encoding declaration itself: UTF-8 (BOM or not), UTF-16
+# with BOM, ISO-8859-1 and other single-byte codecs. gpxpy 1.6 is not used: it decodes bytes as
+# UTF-8 whatever the declaration says, runs \sxmlns:?[^=]*="[^"]+" over the whole text (quadratic on
+# text full of " xmlns"), parses again with a parser defusedxml has not configured, builds every
+# track point, keeps one link per waypoint and fails the whole file on one bad coordinate. Reading
+# the safe parser's events by local name handles Garmin (gpxx, wptx1), OsmAnd and Locus exports as
+# well.
 def parse_waypoints(
     data: bytes,
     *,

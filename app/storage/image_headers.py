@@ -1,18 +1,9 @@
-"""What an image's header promises, checked before any pixel is decoded (issue: Hardening).
+"""What an image's header promises, checked before any pixel is decoded, so a small file
+cannot make the upload pipeline hold gigabytes or decode invented pixels.
 
-- `decode_cost`: the bytes the pipeline of app.storage.imaging will really hold at its
-  peak for an opened (drafted) image: Pillow keeps one row pointer per line and 1, 2 or
-  4 bytes per pixel by mode (RGB takes 4), WebP decodes into two buffers of its own
-  first, a progressive JPEG keeps every DCT coefficient of the full-size image (2
-  bytes each) whatever its draft scale, and the conversion to sRGB RGB needs one more
-  full-size copy (two for some transparent images). A 1 x 59,000,000 greyscale PNG of
-  115 KB is estimated at 1.28 GB; decoding it measured 1.24 GB (bench/README.md).
-- `data_shortfall`: whether the file's coded data can hold the size its header claims.
-  A JPEG whose scan data stops early but ends with an EOI marker decodes "fine" (libjpeg
-  fills the missing blocks with grey) under Pillow's strict default, so its size is
-  checked: every 8 x 8 block of every component costs at least one bit of Huffman-coded
-  data. A PNG's pixels cannot be deflated more than 1032 to 1. Other formats' decoders
-  refuse short data themselves.
+`decode_cost` is the bytes the pipeline of app.storage.imaging will really hold at its peak
+for an opened (drafted) image; `data_shortfall` says whether the file's coded data can hold
+the size its header claims.
 """
 
 from __future__ import annotations
@@ -44,6 +35,11 @@ def image_bytes(mode: str, width: int, height: int) -> int:
     return height * (width * _PIXEL_BYTES.get(mode, 4) + POINTER_BYTES)
 
 
+# Pillow keeps one row pointer per line and 1, 2 or 4 bytes per pixel by mode (RGB takes 4), WebP
+# decodes into two buffers of its own first, a progressive JPEG keeps every DCT coefficient of the
+# full-size image (2 bytes each) whatever its draft scale, and the conversion to sRGB RGB needs one
+# more full-size copy (two for some transparent images). A 1 x 59,000,000 greyscale PNG of 115 KB is
+# estimated at 1.28 GB (bench/README.md).
 def decode_cost(
     image: Image.Image, coded_size: tuple[int, int], *, longest: int, reducing_gap: float
 ) -> int:
@@ -94,6 +90,10 @@ def _coefficients(image: Image.Image, coded_size: tuple[int, int]) -> int:
     return _jpeg_units(sampling, *coded_size, block=8) * 128
 
 
+# A JPEG whose scan data stops early but ends with an EOI marker decodes "fine" (libjpeg fills the
+# missing blocks with grey) under Pillow's strict default, so its size is checked: every 8 x 8 block
+# of every component costs at least one bit of Huffman-coded data. A PNG's pixels cannot be deflated
+# more than 1032 to 1. Other formats' decoders refuse short data themselves.
 def data_shortfall(kind: str, data: bytes, width: int, height: int) -> bool:
     """True when the coded data is too short for `width` x `height` pixels."""
     if kind == "JPEG":

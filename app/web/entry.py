@@ -1,23 +1,12 @@
 """The ways into the website without a QR code, and the entry route every code leads to
 (contract: Trackables: lookup and active sessions, website routes; Versioning item 4).
 
-- `GET /` sends the browser to its language's home page (`Accept-Language`);
-  `GET /{lang}/` says what the service is, has the "enter your code" box and links to
-  the public list; `GET /{lang}/trackables` is that list (the most recently active
-  public trackables).
-- `GET /trackable/{code}`: the one shareable URL for a public code, a short secret code
-  or a long QR token. A public code the visitor may see: 302 to its public page. A secret
-  code or QR token: opens the access session (cookie) and 302 to the active landing.
-  Anything else: the miss page (404) with the code box; it counts against the guess
-  budget, and over it the answer is the 429 page, its wait in words.
-- `GET /trackable` is the code box alone; the box POSTs to `/trackable` (a match: 303 to
-  its page), so a typed secret stays out of URLs, the browser history and access logs.
-  Like every form of the pages it carries a CSRF token, so no other site can set an
-  access cookie in a visitor's browser. An empty box is a 400 page with the box again.
-
-The code is a secret in most of these URLs: no page echoes it, nothing is cached, and the
-pages send no Referer onward (the access log redacts it: app.platform.logs). What is
-typed is matched as the services match it (their normalisation and guess budget).
+`GET /trackable/{code}` is the one shareable URL for a public code, a short secret code or
+a long QR token; the code box POSTs to `/trackable`, so a typed secret stays out of URLs,
+the browser history and access logs. The code is a secret in most of these URLs: no page
+echoes it, nothing is cached, and the pages send no Referer onward (the access log redacts
+it: app.platform.logs). What is typed is matched as the services match it (their
+normalisation and guess budget).
 """
 
 from __future__ import annotations
@@ -65,6 +54,9 @@ def _private(response: Any) -> Any:
     return body, status, {**headers, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 
 
+# GET / sends the browser to its language's home page; GET /{lang}/ says what the service is, has
+# the code box and links to the public list; GET /{lang}/trackables is that list (the most recently
+# active public trackables).
 def root() -> BaseResponse:
     response = redirect(url_for("pages.home"), 302)
     response.headers["Vary"] = "Accept-Language"
@@ -82,6 +74,9 @@ def public_list() -> Any:
     return html, 200, {"Cache-Control": "no-store"}
 
 
+# GET /trackable is the code box alone; a match is 303 to its page. Like every form of the pages it
+# carries a CSRF token, so no other site can set an access cookie in a visitor's browser. An empty
+# box is a 400 page with the box again.
 def entry_form() -> Any:
     """`GET /trackable`: the code box; `POST /trackable`: what was typed into it."""
     form = CodeForm()
@@ -100,6 +95,10 @@ def entry_code(code: str) -> Any:
     return _open(code, redirect_status=302)
 
 
+# A public code the visitor may see: 302 to its public page. A secret code or QR token: opens the
+# access session (cookie) and 302 to the active landing. Anything else: the miss page (404) with the
+# code box; it counts against the guess budget, and over it the answer is the 429 page, its wait in
+# words.
 def _open(code: str, *, redirect_status: int) -> Any:
     lang = g.page_language
     cookie = trackables.AccessCookie.from_config(current_app.config)

@@ -1,15 +1,11 @@
-"""A personal data export on the website (issue 28): the page the "your export is ready"
-mail links to, and the download it offers.
+"""A personal data export on the website: the page the "your export is ready" mail links
+to, and the download it offers.
 
-- `GET /{lang}/account/export/{exportId}`: behind the website's sign-in. A visitor who
-  is not signed in is sent to sign in and comes back here; a signed-in account that is
-  not the export's own gets the 404 page, as for anything it may not see. The owner sees
-  the export's state and, while it may be downloaded, the download.
-- `GET /{lang}/account/export/{exportId}/download`: the ZIP, to the signed-in owner only
-  (the rules are the API's: services.privacy). Not signed in: to sign-in, then the page.
-
-Only the pages' own session counts here: a bearer token sent to the website opens nothing
-(the API has its own download for it).
+Both are behind the website's sign-in: a visitor who is not signed in is sent to sign in
+and comes back here; an account that is not the export's own gets the 404 page, as for
+anything it may not see (the rules are the API's: services.privacy). Only the pages' own
+session counts here: a bearer token sent to the website opens nothing (the API has its own
+download for it).
 """
 
 from __future__ import annotations

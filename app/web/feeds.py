@@ -1,19 +1,11 @@
 """Atom feeds (RFC 4287) of a trackable and of a group, for people who follow them in a
-feed reader (issue 25, Feeds; docs/contract-notes.md, Feeds), beside the public pages:
-
-- `GET /{lang}/trackables/{publicCode}/feed.atom`: the trackable's activation, journey
-  stops and comments, newest first, at most FEED_ENTRIES_MAX.
-- `GET /{lang}/trackables/groups/{groupId}/feed.atom`: the same, merged over the group's
-  items.
+feed reader (docs/contract-notes.md, Feeds), beside the public pages.
 
 What a feed holds is what the anonymous viewer may see (app.services.trackables.items.feeds),
 whoever asks; a trackable or group hidden from them is the HTML 404 page, as their public
-page is. The public page links its feeds (`<link rel="alternate">`). Links are absolute,
-under PUBLIC_BASE_URL; texts are in the URL's language. Served as
-`application/atom+xml; charset=utf-8` with a strong ETag (the bytes' hash) and
-Last-Modified (the feed's `updated`), 304 on a conditional GET, and `public, no-cache`:
-a cache may keep a feed but asks again each time, so a trackable made private leaves
-every feed at once.
+page is. Links are absolute, under PUBLIC_BASE_URL; texts are in the URL's language. Cached
+as `public, no-cache`: a cache may keep a feed but asks again each time, so a trackable made
+private leaves every feed at once.
 """
 
 from __future__ import annotations
@@ -158,6 +150,8 @@ def atom_document(feed: trackables.Feed, *, title: str, self_url: str, page: str
     return document
 
 
+# application/atom+xml; charset=utf-8 with a strong ETag (the bytes' hash) and Last-Modified (the
+# feed's updated), 304 on a conditional GET.
 def _answer(document: bytes, updated: datetime) -> Any:
     return cached_file(
         document,
@@ -169,6 +163,9 @@ def _answer(document: bytes, updated: datetime) -> Any:
     )
 
 
+# GET /{lang}/trackables/{publicCode}/feed.atom and GET
+# /{lang}/trackables/groups/{groupId}/feed.atom (merged over the group's items), at most
+# FEED_ENTRIES_MAX entries, newest first.
 def add_routes(pages: Blueprint, not_found: Callable[[], Any]) -> None:
     """The two feeds, on the pages blueprint (its languages and its 404 page)."""
 

@@ -1,13 +1,6 @@
 """The help pages the API's answers link to, so that every address a client is handed
-resolves (contract: Trackables: lookup and active sessions; External links):
-
-- `GET /{lang}/help/foreign-codes` and `GET /help/foreign-codes` (the lookup's `helpUrl`,
-  setting TRACKABLE_FOREIGN_HELP_URL): a miss for another tracking system's code or a sister
-  service's secret code, which codes those are and what to do with one. The prefixes are
-  this deployment's code settings, the ones the lookup recognises.
-- `GET /{lang}/help/external-links` and `GET /help/external-links` (the link verification's
-  `supportUrl`, setting LINK_SUPPORT_URL): why a link is refused and what the user can do,
-  with the limits of the outbound settings the check runs under.
+resolves (contract: Trackables: lookup and active sessions; External links): foreign codes
+(the lookup's `helpUrl`) and external links (the link check's `supportUrl`).
 
 Like the beta page (app.web.beta): the language-free address, the one the API hands out,
 is the page in the browser's language (`Accept-Language`).
@@ -38,6 +31,9 @@ def _listed(items: list[str], style: Literal["standard", "or"] = "standard") -> 
     return format_list(items, style, locale=get_locale() or "en")
 
 
+# A miss for another tracking system's code or a sister service's secret code: which codes those are
+# and what to do with one. The prefixes are this deployment's code settings, the ones the lookup
+# recognises (TRACKABLE_FOREIGN_HELP_URL).
 def _foreign_codes_page() -> str:
     settings = trackables.CodeSettings.from_config(current_app.config)
     own = dict.fromkeys((settings.public_prefix, settings.secret_prefix))
@@ -54,6 +50,8 @@ def _foreign_codes_page() -> str:
     )
 
 
+# Why a link is refused and what the user can do, with the limits of the outbound settings the check
+# runs under (LINK_SUPPORT_URL).
 def _external_links_page() -> str:
     rules = OutboundSettings.from_config(current_app.config)
     return render_template(

@@ -1,14 +1,10 @@
 """Message catalogues of the website pages (Flask-Babel).
 
-- The catalogues are `app/web/translations/<lang>/LC_MESSAGES/messages.po`, in git;
-  English is the source language (its messages are the msgids). `make messages`
-  extracts new strings from the page code and templates and merges them into each `.po`.
-- Compiled `.mo` files are never in git: the app compiles each catalogue into
-  `instance/translations/` when it starts and the `.mo` is missing or older than its
-  `.po` (milliseconds), written to a temporary file and renamed so workers starting
-  together never read half a file. `make run` and `make test` need no extra step.
-- The page language comes from the URL (`/{lang}/...`, set by the pages blueprint);
-  anything else served by the app is not translated.
+The catalogues are `app/web/translations/<lang>/LC_MESSAGES/messages.po`, in git; English
+is the source language. `make messages` extracts new strings and merges them into each
+`.po`. Compiled `.mo` files are never in git: the app compiles them at start (see
+`compile_catalogues`). The page language comes from the URL (`/{lang}/...`); anything else
+served by the app is not translated.
 """
 
 from __future__ import annotations
@@ -28,6 +24,9 @@ DEFAULT_LANGUAGE = "en"
 babel = Babel()
 
 
+# Into instance/translations/ when the .mo is missing or older than its .po (milliseconds), written
+# to a temporary file and renamed so workers starting together never read half a file. make run and
+# make test need no extra step.
 def compile_catalogues(sources: Path, target: Path) -> list[Path]:
     """Compile every `.po` under `sources` into the same layout under `target` when its
     `.mo` is missing or older; the `.mo` files written."""

@@ -1,20 +1,9 @@
 """The website's pages blueprint (contract: Trackables: lookup and active sessions, website
 routes): server-rendered, mobile-first, usable without JavaScript, in every
-SITE_LANGUAGES language. Each page is a module of its own that adds its routes here:
-the home page and the entry route (app.web.entry), a trackable's public page
-(app.web.public) and active landing (app.web.active), sign-in (app.web.account), the
-beta and help pages, the feeds. This module keeps what they share:
-
-- the page language from the URL (`/{lang}/...`; an address without one takes the
-  browser's), and the links to the same page in the other language;
-- CSRF: each form carries Flask-WTF's token, bound to the pages' signed session cookie
-  (HttpOnly, SameSite=Lax, Secure where the access cookie is); a POST without a valid
-  token is refused before anything runs: the landing's forms come back with what was
-  typed kept (the token lasts as long as the session: WTF_CSRF_TIME_LIMIT is None), the
-  code box comes back empty, anything else is the "form expired" page;
-- the 404 page for what a visitor may not see (page_common.PageNotFound) and a
-  language the site does not have. Every rule is the services' (the API's): who may
-  see, write, activate. No secret code or QR token is ever in a page.
+SITE_LANGUAGES language. Each page is a module of its own that adds its routes here; this
+module keeps what they share: the page language from the URL, CSRF for every form, and the
+404 page for what a visitor may not see. Every rule is the services' (the API's): who may
+see, write, activate. No secret code or QR token is ever in a page.
 """
 
 from __future__ import annotations
@@ -68,6 +57,7 @@ LANGUAGE_FREE = {**entry.LANGUAGE_FREE, **beta.LANGUAGE_FREE, **help_pages.LANGU
 # --- language ------------------------------------------------------------------------------
 
 
+# /{lang}/...; an address without one takes the browser's.
 @pages.url_value_preprocessor
 def take_language(endpoint: str | None, values: dict[str, Any] | None) -> None:
     g.pop("page_language", None)
@@ -92,6 +82,9 @@ def keep_language(endpoint: str, values: dict[str, Any]) -> None:
         values["lang"] = g.page_language
 
 
+# Flask-WTF's token, bound to the pages' signed session cookie (HttpOnly, SameSite=Lax, Secure where
+# the access cookie is); a POST without a valid token is refused before anything runs. The token
+# lasts as long as the session (WTF_CSRF_TIME_LIMIT is None).
 @pages.before_request
 def check_csrf() -> None:
     if request.method == "POST":
@@ -158,6 +151,8 @@ def not_found_page() -> tuple[str, int, dict[str, str]]:
 add_feed_routes(pages, not_found_page)  # the Atom feeds answer a hidden item as a page does
 
 
+# The landing's forms come back with what was typed kept, the code box comes back empty, anything
+# else is the "form expired" page.
 @pages.errorhandler(CSRFError)
 def csrf_refused(_error: CSRFError) -> tuple[str, int, dict[str, str]]:
     if request.endpoint == "pages.entry_form":  # the code box again, the code not echoed

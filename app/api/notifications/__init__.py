@@ -1,4 +1,4 @@
-"""The inbox (issue 25): the caller's notifications, their unread count, marking read."""
+"""The inbox: the caller's notifications, their unread count, marking read."""
 
 from app.api.notifications.routes import blp
 

@@ -1,4 +1,4 @@
-"""Inbox routes (issue 25, "An inbox", "Mail"): signed in only, and only the caller's own
+"""Inbox routes: signed in only, and only the caller's own
 notifications and mail settings."""
 
 from __future__ import annotations

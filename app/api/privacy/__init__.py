@@ -1,4 +1,4 @@
-"""Personal data export (issue 28): ask for an export, follow it, download it."""
+"""Personal data export: ask for an export, follow it, download it."""
 
 from app.api.privacy.routes import blp
 

@@ -1,4 +1,4 @@
-"""Trackable routes: the journey as a file, GPX 1.1 or GeoJSON (issue 28, part 2), on the
+"""Trackable routes: the journey as a file, GPX 1.1 or GeoJSON, on the
 trackables blueprint. Whoever may read the journey may download it (the same policy);
 anyone else gets 404 `trackable_not_found`, before any byte of the file."""
 

@@ -1,4 +1,4 @@
-"""Area watches (issue 25, beyond the contract): the caller's watched map windows."""
+"""Area watches (beyond the contract): the caller's watched map windows."""
 
 from app.api.watches.routes import blp
 

@@ -1,4 +1,4 @@
-"""Webhooks (issue 25): subscriptions, their deliveries, and the document's `webhooks`."""
+"""Webhooks: subscriptions, their deliveries, and the document's `webhooks`."""
 
 from app.api.webhooks.routes import blp
 

@@ -1,4 +1,4 @@
-"""Webhook routes (issue 25, Webhooks): signed-in users manage their subscriptions, and
+"""Webhook routes: signed-in users manage their subscriptions, and
 team admins their team's; everyone else is answered 404 for a subscription."""
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """What a lost PostgreSQL server (refused, reset or silent) may cost: a deadline on every
 wait for it, and a per-process breaker that fails the requests after a failure at once.
 
-libpq waits for an answer without limit, and a silent partition (connections open,
-nothing answered) is not noticed by the client's TCP while its bytes are acknowledged
-(a proxy or a half-open path); the server's statement timeout cannot help, the server
-never sees the statement. So psycopg2 waits through `wait_with_deadline` (its wait
-callback, the hook of its coroutine support): a connection of the app's engine gives up
-after DATABASE_CONNECT_TIMEOUT_SECONDS while connecting and
-DATABASE_SOCKET_TIMEOUT_SECONDS for any answer (less inside `answer_within`), and
-psycopg2 closes it. Raw pooled reads (`cursor_alone`, prepared statements) wait the same
-way. The breaker only makes failing faster; it shares nothing between processes.
+libpq waits for an answer without limit, and a silent partition is not noticed by the
+client's TCP while its bytes are acknowledged (a proxy or a half-open path); the server's
+statement timeout cannot help, since the server never sees the statement. So psycopg2 waits
+through `wait_with_deadline` (its wait callback), and gives up after the configured connect
+or answer timeout (less inside `answer_within`); raw pooled reads wait the same way. The
+breaker only makes failing faster; it shares nothing between processes.
 """
 
 from __future__ import annotations
@@ -72,6 +69,9 @@ def _limit(connection: Any) -> float | None:
     return seconds
 
 
+# A connection of the app's engine gives up after DATABASE_CONNECT_TIMEOUT_SECONDS while connecting
+# and DATABASE_SOCKET_TIMEOUT_SECONDS for any answer, and psycopg2 closes it. Raw pooled reads
+# (cursor_alone, prepared statements) wait the same way.
 def wait_with_deadline(connection: Any) -> None:
     """psycopg2's wait callback: poll the connection until its operation is done, giving
     up (OperationalError; psycopg2 then closes the connection) when the server has not

@@ -1,27 +1,12 @@
 """Anonymous reads from a PostgreSQL read replica (DATABASE_REPLICA_URL).
 
-Only the routes in REPLICA_ENDPOINTS (public discovery and the public pages), only for
-GET and HEAD, only for a caller who is not signed in, and only while the replica is at
-most DATABASE_REPLICA_MAX_LAG_SECONDS behind, read from the replica; everything else reads
-and writes the primary. A caller who has just written (any successful POST, PUT, PATCH or
-DELETE, anonymous finders included) gets the `ln_wrote` cookie for
-DATABASE_REPLICA_STICKY_SECONDS, longer than the lag allowed, and reads the primary while
-it lasts: nobody is served a replica that does not yet have their own write.
-
-What a reader without that cookie may see: a change made by someone else up to the lag
-bound ago (a note gated or deleted a moment ago may still be listed for that long).
-
-On PostgreSQL the same anonymous public reads, when the primary serves them, run without
-a transaction (`read_without_transactions`): each statement on its own, as on the
-replica, which saves the round trips of BEGIN and ROLLBACK. Under READ COMMITTED every
-statement of a transaction takes its own snapshot anyway, and these routes write nothing
-(a read-only replica serves them); a write flushed from one would go to the primary in a
-transaction of its own, as from the replica.
-
-The lag is measured by each process at most every DATABASE_REPLICA_LAG_CHECK_SECONDS: zero
-when the replica has replayed all it received, otherwise the age of the last transaction it
-replayed. A replica that cannot be reached counts as too far behind (the primary serves);
-`/readyz` reports the last measure.
+Only the routes in REPLICA_ENDPOINTS, only GET and HEAD, only for a caller who is not signed
+in, and only while the replica is at most DATABASE_REPLICA_MAX_LAG_SECONDS behind, read from
+the replica; everything else uses the primary. A caller who has just written gets the
+`ln_wrote` cookie for longer than the lag allowed and reads the primary meanwhile: nobody is
+served a replica that lacks their own write. Others may see someone else's change up to the
+lag bound late. A replica that cannot be reached counts as too far behind; `/readyz`
+reports the last lag measured.
 """
 
 from __future__ import annotations
@@ -105,6 +90,8 @@ class ReplicaState:
         lag = self.lag()
         return lag is not None and lag <= self.max_lag
 
+    # Measured by each process at most every DATABASE_REPLICA_LAG_CHECK_SECONDS: zero when the
+    # replica has replayed all it received, otherwise the age of the last transaction it replayed.
     def _measure(self) -> float | None:
         try:
             with answer_within(self.deadline), self.engine.connect() as connection:
@@ -150,6 +137,10 @@ def anonymous_public_read() -> bool:
 NO_TRANSACTION = "read_without_transaction"
 
 
+# Why this reads the same rows: under READ COMMITTED every statement of a transaction takes its own
+# snapshot anyway, and these routes write nothing (a read-only replica serves them); a write flushed
+# from one would go to the primary in a transaction of its own, as from the replica. It saves the
+# round trips of BEGIN and ROLLBACK.
 def read_without_transactions(app: Flask, engine: Engine) -> None:
     """PostgreSQL: the anonymous public reads the primary serves run each statement on
     its own, in psycopg2's autocommit (the module notes say why that reads the same rows).
@@ -230,6 +221,8 @@ def route_reads(app: Flask, engine: Engine) -> None:
         if WROTE_COOKIE not in request.cookies and anonymous_public_read() and state.usable():
             g.read_replica = True
 
+    # Any successful POST, PUT, PATCH or DELETE, anonymous finders included, sets the cookie for
+    # DATABASE_REPLICA_STICKY_SECONDS.
     @app.after_request
     def mark_writer(response: Response) -> Response:
         if request.method in WRITE_METHODS and response.status_code < 400:

@@ -1,17 +1,11 @@
 """Unexpected errors reported to Sentry (SENTRY_DSN; the `sentry` extra). Imported only
 when a DSN is set.
 
-Only the 500s are reported: the factory hands each unexpected error to `report` once its
-ticket is made, tagged with that ticket and the request id, so support can match a
-user's ticket to the report. A problem answer (4xx) is no exception to report.
-
-What an event may carry is decided here, not by the SDK's defaults: no local variables,
-no request body, cookies, query string or client address; the request's headers only
-from an allow-list; its URL and the transaction named by the route's template; every
-other string scrubbed (`scrub.scrub_text`: trackable codes, e-mail and IP addresses,
-ids). Breadcrumbs are log lines (message only, scrubbed); no integration records
-outbound HTTP or SQL. `send_default_pii` is left unset, which is off: sentry-sdk 2.75
-deprecates the flag (and warns when it is passed), and unset means no personal data.
+Only the 500s are reported, each tagged with its ticket and the request id, so support can
+match a user's ticket to the report. What an event may carry is decided here, not by the
+SDK's defaults: no local variables, body, cookies, query string or client address; headers
+from an allow-list; every other string scrubbed (`scrub.scrub_text`). Breadcrumbs are log
+lines (message only, scrubbed); no integration records outbound HTTP or SQL.
 """
 
 from __future__ import annotations
@@ -44,6 +38,8 @@ BREADCRUMB_KEYS = ("type", "category", "level", "timestamp")
 Event = dict[str, Any]
 
 
+# send_default_pii is left unset, which is off: sentry-sdk 2.75 deprecates the flag (and warns when
+# it is passed), and unset means no personal data. The transaction is named by the route's template.
 def start(app: Flask, transport: Any = None) -> None:
     """Report to SENTRY_DSN from this process (or to `transport`, in tests)."""
     scrub = scrubber(app)

@@ -1,14 +1,9 @@
 """Traces of requests, database statements and outbound HTTP, sent over OTLP/HTTP
 (OpenTelemetry; the `otel` extra). Imported only when tracing is on.
 
-Every span passes `ScrubbingSpanProcessor` before the batch exporter sees it: only the
-attributes listed here are kept, each string scrubbed (`scrub.scrub_text`); a request is
-named by its route's template (`GET /trackable/<path:code>`; `GET` alone when no route
-matched), with no path, query or client address; an outbound request keeps its scheme and
-host only. The app's tracer provider is passed to each instrumentation, not set as the
-global one, and trace context is taken from incoming requests but never sent out: the
-outbound requests go to webhook receivers and linked sites, which are not ours.
-
+Every span passes `ScrubbingSpanProcessor` before the exporter sees it: only the attributes
+listed here are kept, each string scrubbed. Trace context is taken from incoming requests but
+never sent out: outbound requests go to webhook receivers and linked sites, not ours.
 Instrumented when the app is made: under gunicorn that is in each worker, after the fork
 (gunicorn.conf.py does not preload the app), so each worker's exporter has its own thread.
 """
@@ -112,6 +107,7 @@ class Tracing:
         self.provider.shutdown()
 
 
+# The app's tracer provider is passed to each instrumentation, not set as the global one.
 def start(app: Flask, exporter: SpanExporter | None = None) -> Tracing:
     """Instrument Flask, SQLAlchemy and requests for `app`, exporting to the OTLP/HTTP
     endpoint of the standard variables (OTEL_EXPORTER_OTLP_ENDPOINT, _HEADERS, ...), or to
@@ -213,6 +209,9 @@ class InboundOnly(TextMapPropagator):
         return set()
 
 
+# A request is named by its route's template (GET /trackable/<path:code>; GET alone when no route
+# matched), with no path, query or client address; an outbound request keeps its scheme and host
+# only.
 class ScrubbingSpanProcessor(SpanProcessor):
     """Hands `inner` a scrubbed copy of each finished span (`scrubbed`); a database span
     outside any request or job (the worker's polling, start-up checks) is not exported."""

@@ -1,15 +1,11 @@
 """Category trees (contract: Categories; Category resource).
 
-Written once for every owner scope: personal routes pass `OwnerScope.personal(user_id)`,
-the team routes `OwnerScope.team(team_id)`. Each content language has its own forest.
-
-Rules:
-- A category's parent is in the same scope and the same content language.
-- Move renames and/or re-parents; a parent inside the category's own subtree is refused.
-  A category keeps its content language (its notes are written in it).
-- Delete never loses a note: live notes and child categories move to the parent; a root
-  category that still holds either cannot be deleted. The category stays as a tombstone.
-- A note with no category goes to the language's default root, "Notes", made on demand.
+Written once for every owner scope (`OwnerScope.personal` or `.team`); each content
+language has its own forest. A category's parent is in the same scope and language; a
+category keeps its language (its notes are written in it). Moving under its own subtree is
+refused. Delete never loses a note: live notes and child categories move to the parent, a
+root that still holds either cannot be deleted, and the category stays as a tombstone. A
+note with no category goes to the language's default root, "Notes", made on demand.
 """
 
 from __future__ import annotations

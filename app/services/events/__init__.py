@@ -1,4 +1,4 @@
-"""Events and the inbox (issue 25): a change worth hearing about is recorded with the
+"""Events and the inbox: a change worth hearing about is recorded with the
 change (`record`, `record_team`, `record_note_published`: a transactional outbox); the
 worker fans it out to the inboxes of who may hear it (`JOB_KINDS`); users read and mark
 their inbox, keep area watches (beyond the contract) and choose whether mail tells them

@@ -1,4 +1,4 @@
-"""Area watches (issue 25, beyond the contract): a signed-in user watches a map window,
+"""Area watches (beyond the contract): a signed-in user watches a map window,
 optionally in one content language, and hears of new public notes and new journey stops
 of publicly visible trackables inside it (docs/contract-notes.md, Events and
 notifications).

@@ -1,21 +1,11 @@
 """Fan-out: the worker's job that turns one event into inbox rows (at least once).
 
-Who hears depends on the event's kind (issue 25, "Who hears what"; contract: "owner-or-watch
-overlap is deduplicated per user"), each user once, never the event's actor:
-
-- a trackable's events: its owner side (the activator; for a team trackable the team's
-  current admins), its watchers, and the watchers of the group the event names; a new
-  journey stop also reaches the area watchers around it when the trackable is one anyone
-  may see (services.events.area_watches).
-- a team's events (`team.*`): the team's current admins.
-- `note.published`: the area watchers around the note, in its language.
-
-What may be heard is checked now, at delivery: each trackable hearer by their account
-(policies.trackables.can_view), a team's admins by being admins now, area watchers only
-on what the anonymous viewer sees now (a public note, a public trackable). Rows are unique
-per (event, user), so a rerun after a crash adds only who is still missing. Then the app's
-event listeners (mail, webhooks) are given the event and the inbox rows written, in the
-same transaction.
+Who hears depends on the event's kind (contract: "owner-or-watch overlap is deduplicated
+per user"), each user once, never the event's actor. What may be heard is checked at
+delivery, not when the event was written (`may_still_hear`). Rows are unique per (event,
+user), so a rerun after a crash adds only who is still missing. Then the app's event
+listeners (mail, webhooks) are given the event and the inbox rows written, in the same
+transaction.
 """
 
 from __future__ import annotations
@@ -96,6 +86,13 @@ def fan_out(task: Task) -> None:
         listener(event, written)
 
 
+# A trackable's events: its owner side (the activator; for a team trackable the team's current
+# admins), its watchers, and the watchers of the group the event names; a new journey stop also
+# reaches the area watchers around it when anyone may see the trackable
+# (services.events.area_watches). team.*: the team's current admins. note.published: the area
+# watchers around the note, in its language. Checked now: a trackable hearer by their account
+# (policies.trackables.can_view), a team's admins by being admins now, area watchers only on what
+# the anonymous viewer sees now.
 def audience_of(event: Event) -> Audience | None:
     """The audience of the event's kind; None when its subject is gone."""
     kind = EventType(event.event_type)

@@ -1,4 +1,4 @@
-"""The inbox (issue 25, "An inbox"): a user's notifications, newest first, paged as every
+"""The inbox: a user's notifications, newest first, paged as every
 list (services.shared.pages); the unread count; marking read; the account clean-up.
 
 Marking read names notifications by id, or `up_to` one: it and every older one. Ids that

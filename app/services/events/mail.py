@@ -1,19 +1,11 @@
-"""Notification mail (issue 25, "Mail"): the event listener that queues mail for the inbox
-rows a fan-out wrote, and the worker's jobs that send it (docs/contract-notes.md,
-Notification mail).
-
-- `each`: one job per notification; the notification's mail row (one per notification)
-  says whether it went, so a job run twice mails once.
-- `daily`: the notification's mail row waits in the user's queue; the first one queues
-  the user's digest job for the next digest hour (`NOTIFICATION_DIGEST_HOUR_UTC`), and
-  the user's one digest row names that job, so two fan-outs at once schedule one digest.
-  The digest lists what waits, and nothing is sent when nothing does.
+"""Notification mail: the event listener that queues mail for the inbox rows a fan-out
+wrote, and the worker's jobs that send it (docs/contract-notes.md, Notification mail).
 
 Everything is decided again when the mail is sent: the setting at that time, a confirmed
 address, the notification still unread, and its subject still visible to the user (the
 fan-out's rule, by their account). Mail goes out in the user's language through the
-website's catalogues (Flask-Babel). Sending raises when the mail server refuses, and the
-job is tried again later (app.platform.jobs); at least once, as account mail is.
+website's catalogues. Sending raises when the mail server refuses, and the job is tried
+again later (app.platform.jobs): at least once, as account mail is.
 """
 
 from __future__ import annotations
@@ -120,6 +112,10 @@ def next_digest_time(now: datetime, hour: int) -> datetime:
     return due if due > now else due + timedelta(days=1)
 
 
+# daily: the notification's mail row waits in the user's queue; the first one queues the user's
+# digest job for the next digest hour (NOTIFICATION_DIGEST_HOUR_UTC), and the user's one digest row
+# names that job, so two fan-outs at once schedule one digest. The digest lists what waits; nothing
+# is sent when nothing does.
 def schedule_digests(user_ids: set[uuid.UUID], due: datetime, now: datetime) -> None:
     """Make sure a digest job is waiting for each user's queue (a new one is `due` then).
     Their digest rows are locked first: a digest being sent right now finishes before
@@ -161,6 +157,8 @@ def schedule_digests(user_ids: set[uuid.UUID], due: datetime, now: datetime) -> 
 # --- sending (the worker's jobs) ---------------------------------------------------------
 
 
+# each: one job per notification; the notification's mail row (one per notification) says whether it
+# went, so a job run twice mails once.
 def send_notification_mail(task: Task) -> None:
     """The mail of one notification, unless it went already or is no longer wanted."""
     item = db.session.scalars(

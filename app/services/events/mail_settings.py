@@ -1,4 +1,4 @@
-"""A user's notification mail settings (issue 25, "Mail"): no mail, one per notification,
+"""A user's notification mail settings: no mail, one per notification,
 or a daily digest, and the mail's language; read and changed by the user, removed with
 the account (docs/contract-notes.md, Notification mail).
 

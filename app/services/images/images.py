@@ -1,15 +1,11 @@
 """Image use cases (contract: Images rules 1-5; decisions: Images): list, read a variant,
 upload, delete, and the removal of a parent's images.
 
-An upload is also held to counts (issue: Hardening): images per parent
-(IMAGES_PER_PARENT_MAX; a finder's comment or stop FINDER_PHOTOS_PER_ENTRY; 400
-`image_limit_reached`) and images an account uploads per day (IMAGES_PER_USER_PER_DAY,
-429 `image_daily_limit_reached`, a budget of services.shared.budgets). An anonymous
-finder has no account: its photos count against its access session and its network
-instead (FINDER_PHOTOS_PER_SESSION, FINDER_PHOTOS_PER_NETWORK in any
-FINDER_PHOTOS_WINDOW_MINUTES, 429 `finder_photo_limit_reached`). All are checked before
-decoding, then again under locks (the parent's, then the budgets', always in this order)
-just before the row is added, so parallel uploads cannot both take the last slot.
+An upload is also held to counts, against abuse: images per parent, and images an account
+uploads per day (a budget of services.shared.budgets); an anonymous finder's photos count
+against its access session and its network instead. All are checked before decoding, then
+again under locks (the parent's, then the budgets', always in this order) just before the
+row is added, so parallel uploads cannot both take the last slot.
 """
 
 from __future__ import annotations
@@ -58,6 +54,10 @@ class ImageRejected(ApiError):
     code = "image_rejected"
 
 
+# 400 image_limit_reached: IMAGES_PER_PARENT_MAX (a finder's comment or stop:
+# FINDER_PHOTOS_PER_ENTRY). 429 image_daily_limit_reached: IMAGES_PER_USER_PER_DAY. 429
+# finder_photo_limit_reached: FINDER_PHOTOS_PER_SESSION or FINDER_PHOTOS_PER_NETWORK in any
+# FINDER_PHOTOS_WINDOW_MINUTES.
 LIMIT_REACHED = "image_limit_reached"
 DAILY_LIMIT_REACHED = "image_daily_limit_reached"
 FINDER_LIMIT_REACHED = "finder_photo_limit_reached"

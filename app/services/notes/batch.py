@@ -2,20 +2,12 @@
 written together (a sync push, services.sync; contract: Note; Sync).
 
 `WriteEach` writes each change at once through create_note, move_note and delete_note.
-`NoteBatch` checks each change when it is handed in, with the same functions those use
-cases call (new_note_values, moved_values, tombstone_values, check_managed, the
-discovery rule), and raises what they raise, so a refused change is refused before
-anything is written; `write` then writes the accepted ones with one statement per kind
-of change: one multi-row INSERT of the new notes (`queries.insert_notes`), one executemany
-UPDATE of the changed and deleted ones, one clean-up of the deleted notes' images, one
-INSERT of their events (and one of the events' jobs). Search rows follow the notes by
-themselves (the database's generated column or triggers, app.models.note_search); the
-sync clock stamps the rows at commit (services.sync.clock).
-
-A batch decides every change from the notes as they were read before it, so it names a
-note at most once; the changed notes must have been read locked (`SELECT ... FOR
-UPDATE`), with their trackables, by the caller. Rows go in id order, so two batches
-writing the same ids wait for each other instead of deadlocking.
+`NoteBatch` checks each change when it is handed in, with the functions those use cases
+call, so a refused change is refused before anything is written; `write` then writes the
+accepted ones with one statement per kind of change. A batch decides every change from the
+notes as read before it, so it names a note at most once; the caller must have read the
+changed notes locked, with their trackables. Rows go in id order, so two batches writing the
+same ids wait for each other instead of deadlocking.
 """
 
 from __future__ import annotations
@@ -154,6 +146,10 @@ class NoteBatch:
         self._deleted.append(note.id)
         self._team_event(events.EventType.TEAM_NOTE_DELETED, note)
 
+    # One multi-row INSERT of the new notes (queries.insert_notes), one executemany UPDATE of the
+    # changed and deleted ones, one clean-up of the deleted notes' images, one INSERT of their
+    # events (and one of the events' jobs). Search rows follow the notes by themselves
+    # (app.models.note_search); the sync clock stamps the rows at commit (services.sync.clock).
     def write(self) -> None:
         """Write what was accepted (module docstring). A database constraint that still
         refuses a row (a concurrent request wrote the same id) raises IntegrityError: the

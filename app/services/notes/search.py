@@ -1,23 +1,11 @@
 """Text search over public notes (contract notes: Public note search).
 
 The notes anonymous discovery lists (`policies.notes.public_discovery_filter`, the one
-rule), whose title or body match the words asked for, best match first, capped like
-discovery (`cap + 1` rows read, `truncated` when there were more). An optional window
-and content language narrow it as they narrow discovery.
-
-The index is the database's own (app.models.note_search):
-
-- PostgreSQL: `notes.search_vector` with its GIN index. Each note is matched and ranked
-  against the query as its own language's configuration reads it (`websearch_to_tsquery`
-  in the note's configuration): the GIN index is asked for the notes matching the query
-  in any configuration, and each candidate is then checked against its own. Ranked by
-  `ts_rank_cd` (title weight A, body B), then most recent activity, then id.
-- SQLite: the FTS5 table `notes_search`, ranked by `bm25` (the title weighs 2.5 times
-  the body, as A against B above), then the same tie-break.
-
-Both read the same syntax, PostgreSQL's web search one: words (all of them must match),
-`"a phrase"`, `or` between two alternatives, `-word` to leave out; rewritten from one
-parse for each database (below), so no text typed is ever read as another syntax.
+rule) whose title or body match the words asked for, best match first, capped and narrowed
+like discovery. The index is the database's own (app.models.note_search). Both databases
+read the same syntax, PostgreSQL's web search one: words (all must match), `"a phrase"`,
+`or` between two alternatives, `-word` to leave out; rewritten from one parse for each
+database, so no text typed is ever read as another syntax.
 """
 
 from __future__ import annotations
@@ -113,6 +101,10 @@ def _any_config() -> str:
     return f"(SELECT {union} FROM unnest(ARRAY[{readings}]) AS reading WHERE reading::text <> '')"  # noqa: S608
 
 
+# Each note is matched and ranked as its own language's configuration reads the query
+# (websearch_to_tsquery in the note's configuration): the GIN index is asked for the notes matching
+# in any configuration, and each candidate is then checked against its own. Ranked by ts_rank_cd
+# (title weight A, body B), then most recent activity, then id.
 @functools.lru_cache(maxsize=64)
 def _postgresql_statement(shape: tuple[str, bool] | None, config: str | None) -> Select[Any]:
     """With a language: its configuration's query. Without: the GIN index is asked for
@@ -137,6 +129,8 @@ def _postgresql_statement(shape: tuple[str, bool] | None, config: str | None) ->
 # --- SQLite ------------------------------------------------------------------------------
 
 
+# Ranked by bm25, the title weighing 2.5 times the body (as A against B on PostgreSQL), then the
+# same tie-break.
 @functools.lru_cache(maxsize=8)
 def _sqlite_statement(shape: tuple[str, bool] | None, with_language: bool) -> Select[Any]:
     fts = table(FTS_TABLE, column("rowid"))

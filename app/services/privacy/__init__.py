@@ -1,4 +1,4 @@
-"""Personal data export (issue 28; GDPR articles 15 and 20): an account asks for a copy of
+"""Personal data export (GDPR articles 15 and 20): an account asks for a copy of
 everything the service keeps about it, a worker makes the ZIP (`JOB_KINDS`) and mails its
 owner, who downloads it through the API or the website until it expires; the hourly
 `sweep_exports` removes what expired. What the ZIP holds, and what it leaves out and why,

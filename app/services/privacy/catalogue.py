@@ -1,19 +1,9 @@
-"""What a data export holds (issue 28; GDPR art. 15 and 20), as data: each JSON file of
-the ZIP, the parts it is made of (a table and which of its rows are the user's), and
-the reviewed lists of what is left out, each with its reason. The archive writer
-(`archive`) and the README inside the ZIP both read these tables, and
-tests/services/privacy/test_completeness.py checks them against every table of the
-models: a column that refers to a user must be exported here or be listed in
-`NOT_EXPORTED` with a reason.
-
-- A part exports every column of its table except those in `EXCLUDED` (secrets and
-  internals), unless it names its `columns`: a column added to an exported table is
-  exported by default, and the completeness test makes a column whose name looks like a
-  secret (`hash`, `secret`, `token`, ...) be reviewed: excluded, or listed in
-  `REVIEWED_NOT_SECRET`.
-- A part's rows are those where one of its `by` columns names the user (a text column
-  compares the id as text), or that `also` selects (rows of the user's rows: the teams of
-  their memberships, the events of their inbox).
+"""What a data export holds (GDPR art. 15 and 20), as data: each JSON file of the ZIP, the
+parts it is made of (a table and which of its rows are the user's), and the reviewed lists
+of what is left out, each with its reason. The archive writer (`archive`) and the README
+inside the ZIP both read these tables, and tests/services/privacy/test_completeness.py
+checks them against every table of the models: a column that refers to a user must be
+exported here or be listed in `NOT_EXPORTED` with a reason.
 
 A new kind of record is one `Part` in a file here (or a new `JsonFile`), and its secret
 columns one line in `EXCLUDED`.
@@ -62,6 +52,12 @@ def table_of(model: Any) -> Table:
     return table
 
 
+# A part exports every column of its table except those in EXCLUDED (secrets and internals), unless
+# it names its columns: a column added to an exported table is exported by default, and the
+# completeness test makes a column whose name looks like a secret (hash, secret, token, ...) be
+# reviewed: excluded, or listed in REVIEWED_NOT_SECRET. Its rows are those where one of its `by`
+# columns names the user (a text column compares the id as text), or that `also` selects (rows of
+# the user's rows: the teams of their memberships, the events of their inbox).
 @dataclass(frozen=True)
 class Part:
     """One list in a JSON file: rows of `table` that are the user's."""

@@ -1,19 +1,12 @@
-"""Personal data exports (issue 28; docs/contract-notes.md, Data export): asking for one,
-reading its state, downloading it, the worker's job that makes it, the hourly sweep and
-the account clean-up.
+"""Personal data exports (docs/contract-notes.md, Data export): asking for one, reading
+its state, downloading it, the worker's job that makes it, the hourly sweep and the account
+clean-up.
 
-- A request adds the export's row and its job in one transaction. One export at a time
-  per account (409 while one is queued or running), at most EXPORTS_PER_USER_PER_DAY
-  in any 24 hours (429, a budget of services.shared.budgets): both decided under the
-  account's budget lock, so parallel requests cannot both start one.
-- The job writes the ZIP (`archive`) into a spooled temporary file, stores it under the
-  export's key (whole or not at all), then marks the row done and asks for the mail in
-  the job's transaction. A worker that dies mid-way leaves the row `running` and no
-  complete file; its lease runs out and the job runs again from the start. After
-  BUILD_TRIES failed runs the export is `failed`.
-- A done export may be downloaded until `expires_utc` (EXPORT_DOWNLOAD_HOURS); then the
-  download answers 410 and the hourly sweep removes the file; the record goes after
-  EXPORT_KEEP_DAYS (then 404).
+One export at a time per account (409), at most EXPORTS_PER_USER_PER_DAY (429), both
+decided under the account's budget lock, so parallel requests cannot both start one. The
+file is stored whole or not at all; a worker that dies mid-way leaves no complete file and
+the job runs again from the start. A done export may be downloaded until `expires_utc`,
+then answers 410; the record goes after EXPORT_KEEP_DAYS (then 404).
 """
 
 from __future__ import annotations
@@ -220,6 +213,10 @@ def _build_file(user_id: uuid.UUID, key: str, config: Mapping[str, Any], now: da
     return size
 
 
+# Writes the ZIP (archive) into a spooled temporary file, stores it under the export's key, then
+# marks the row done and asks for the mail in the job's transaction. A worker that dies mid-way
+# leaves the row running; its lease runs out and the job runs again. After BUILD_TRIES failed runs
+# the export is failed.
 def build_export(task: Task) -> None:
     """The job (`privacy.export`): make the export, store it, mark it done, ask for the
     mail. Reruns start again; the stored file is replaced whole."""
@@ -290,6 +287,8 @@ def _orphans(store: Any, now: datetime) -> list[str]:
     ]
 
 
+# Hourly: removes the files of exports past expires_utc (EXPORT_DOWNLOAD_HOURS), and the records
+# after EXPORT_KEEP_DAYS.
 def sweep_exports(now: datetime, config: Mapping[str, Any]) -> int:
     """A worker clean-up: expired exports lose their file, exports no worker finished in
     a day fail, settled records past EXPORT_KEEP_DAYS go, and stray files go. How many

@@ -1,19 +1,12 @@
-"""Budgets kept in the database (issue: Hardening): at most `limit` units of a subject in
-any sliding `window`, shared by every worker process. The guess budget of secret codes
-(trackables.guesses), secret rotations and trackables created per account (trackables)
-and images uploaded per account per day (images) are budgets.
+"""Budgets kept in the database, against abuse: at most `limit` units of a subject in any
+sliding `window`, shared by every worker process (secret code guesses, secret rotations and
+trackables created per account, images uploaded per account per day).
 
-- A spend is a row (`BudgetSpend`) of `amount` units (a group of 100 trackables is one
-  row of 100); a budget's rows that left its window are pruned when it is spent, and an
-  account's go with the account. Deleting what was made gives nothing back: the work of
-  making it was done.
-- `check` is a cheap early refusal before slow work (decoding an image, fetching a link):
-  no lock, nothing counted. `spend_or_refuse` decides: it takes a transaction lock on the
-  subject (app.platform.database.lock_for_write: an advisory lock on PostgreSQL, the write lock on
-  SQLite) before the count is read, and the lock is held until the request commits, so of
-  twenty parallel requests against a budget of ten exactly ten get through.
-- Over the budget: 429 with the budget's `refusal` as detail, its machine `code`, and
-  `Retry-After`, the seconds until enough spends leave the window for the units asked.
+A spend is a row (`BudgetSpend`) of `amount` units; rows that left the window are pruned
+when the budget is spent, and an account's go with the account. Deleting what was made gives
+nothing back: the work of making it was done. `check` is a cheap early refusal before slow
+work (no lock, nothing counted); `spend_or_refuse` decides. Over the budget: 429 with the
+budget's `refusal`, its `code`, and `Retry-After` until enough spends leave the window.
 """
 
 from __future__ import annotations
@@ -144,6 +137,9 @@ def spend_all(spenders: list[tuple[Budget, str]], now: datetime, amount: int = 1
     db.session.flush()  # what else is pending, as the ORM's insert of the spends did
 
 
+# Takes a transaction lock on the subject (app.platform.database.lock_for_write: an advisory lock on
+# PostgreSQL, the write lock on SQLite) before the count is read, held until the request commits, so
+# of twenty parallel requests against a budget of ten exactly ten get through.
 def spend_or_refuse(
     budget: Budget, subject: str, amount: int = 1, *, now: datetime | None = None
 ) -> None:

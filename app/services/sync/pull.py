@@ -3,16 +3,10 @@
 `server_sync_utc` is the change clock's last stamp when the pull began: every row stamped
 up to it is committed and read here, and every later commit carries a later stamp, so the
 next pull from it misses nothing. Without `last_sync_utc` a pull sends everything live;
-with it, what changed in (last_sync_utc, server_sync_utc], plus:
-
-- a team the caller joined since: all of it; a team the caller left (or that was deleted):
-  a tombstone for each of its notes and categories;
-- a note or category that left one of the caller's teams (handed back to its author, or
-  gone with the team): a tombstone, unless the caller still has it.
-
+with it, what changed in (last_sync_utc, server_sync_utc], plus what team changes bring.
 Tombstones are `{id, teamId, isDeleted: true}`: deleted rows, and rows the caller may no
-longer see. `publicNotes` is the area's public discovery list (same rule and cap), not a
-delta. A bounded number of statements, each on an index, whatever the number of rows.
+longer see. `publicNotes` is the area's public discovery list, not a delta. A bounded number
+of statements, each on an index, whatever the number of rows.
 """
 
 from __future__ import annotations
@@ -92,6 +86,8 @@ def pull(
     return result
 
 
+# A team the caller joined since: all of it; a team the caller left (or that was deleted): a
+# tombstone for each of its notes and categories.
 def _team_access_changes(
     me: uuid.UUID, teams: set[uuid.UUID], last: datetime | None, stamp: datetime
 ) -> tuple[set[uuid.UUID], set[uuid.UUID]]:
@@ -138,6 +134,8 @@ def _tombstone(category: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# A note or category that left one of the caller's teams (handed back to its author, or gone with
+# the team): a tombstone, unless the caller still has it.
 def _departed(
     result: PullResult,
     teams: set[uuid.UUID],

@@ -1,34 +1,13 @@
 """Sync push (contract: Sync; Note, Category; decisions: Sync push).
 
-Every pushed record is a full record with the client's own id. It is created, changed or
-deleted by the notes and categories areas' own rules, so the REST routes' rules
-(validation, scopes, team permissions, link revalidation, tombstones) apply unchanged. A
-refused record changes nothing and comes back as a conflict; the others are applied.
-
-Notes go as a set (a phone back from a field trip pushes hundreds): every note record is
-decided first, against the pushed notes read locked in one statement, and the accepted
-ones are written together, one statement per kind of change (services.notes.NoteBatch).
-A refused record needs no savepoint: every rule refuses before anything is written. Two
-cases go record by record, each in its own savepoint, as every category does: a push
-naming a note twice, and a batch whose write the database refused (a note id a
-concurrent request wrote after the read; the batch is rolled back and decided again).
-
-A record changes the server copy only when the client saw that copy: its `updatedUtc` is
-the server copy's (to the millisecond the API shows). Otherwise:
-
-- `changed_on_server`: the server copy changed since the client's base (with the copy);
-- `deleted_on_server`: the server copy is a tombstone and the client changed it;
-- `forbidden`: the caller may not change the record (with the copy when they may see it);
-- `validation_failed`: the record breaks a rule (`errors` names the fields);
-- `client_mutation_id_reused`: the note's `clientMutationId` was applied before with
-  another record (a retry must carry the same record; another change a new tag).
-
-A record already applied is recognised and reported as applied again without a change:
-a note change whose `clientMutationId` a push applied to that note before (kept in
-`sync_note_mutations`, so also after other writes to the note) or that the note holds
-now, a category already equal to the pushed one. Order: category creations and changes,
-then notes, then category deletions (a new note may name a new category; a category may
-be deleted once its notes moved).
+Every pushed record is a full record with the client's own id, created, changed or deleted
+by the notes and categories areas' own rules, so the REST routes' rules apply unchanged. A
+refused record changes nothing and comes back as a conflict (`CONFLICT_REASONS`); the
+others are applied. A record changes the server copy only when the client saw that copy
+(its `updatedUtc` is the server copy's, to the millisecond). A record already applied is
+reported as applied again without a change. Order: category creations and changes, then
+notes, then category deletions (a new note may name a new category; a category may be
+deleted once its notes moved).
 """
 
 from __future__ import annotations
@@ -63,6 +42,11 @@ CHANGED, DELETED, FORBIDDEN, INVALID, REUSED = (
     "validation_failed",
     "client_mutation_id_reused",
 )
+# changed_on_server: the server copy changed since the client's base (with the copy);
+# deleted_on_server: the server copy is a tombstone and the client changed it; forbidden: the caller
+# may not change the record (with the copy when they may see it); validation_failed: errors names
+# the fields; client_mutation_id_reused: the note's clientMutationId was applied before with another
+# record (a retry must carry the same record; another change a new tag).
 CONFLICT_REASONS = (CHANGED, DELETED, FORBIDDEN, INVALID, REUSED)
 
 NOTE_FIELDS = (
@@ -309,6 +293,12 @@ def _keep(result: PushResult, entity_type: str, record: PushedRecord, outcome: O
 # --- notes: as a set, or one by one ------------------------------------------------------
 
 
+# Notes go as a set (a phone back from a field trip pushes hundreds): every note record is decided
+# first, against the pushed notes read locked in one statement, and the accepted ones are written
+# together (services.notes.NoteBatch); a refused record needs no savepoint, since every rule refuses
+# before anything is written. Two cases go record by record, each in its own savepoint as every
+# category does: a push naming a note twice, and a batch whose write the database refused (a note id
+# a concurrent request wrote after the read; the batch is rolled back and decided again).
 def _push_notes(
     result: PushResult, viewer: Viewer, records: list[PushedRecord], default_language: str
 ) -> None:
@@ -458,6 +448,9 @@ def _apply_note(
     return (note.id, mutation, digest) if mutation else None
 
 
+# Already applied: a note change whose clientMutationId a push applied to that note before (kept in
+# sync_note_mutations, so also after other writes to the note) or that the note holds now; a
+# category already equal to the pushed one.
 def _replayed(note: Note, mutation: str | None, digest: str, applied: Applied) -> bool:
     """Whether this record's clientMutationId was applied to the note before (a retry,
     reported applied without a write), or raise `client_mutation_id_reused` when it was

@@ -1,16 +1,10 @@
 """Team invite links (contract: Team invite link, Teams; decisions: Teams).
 
-- Admins list, create and delete their team's links. A code is 26 characters of lowercase
-  base32 drawn with `secrets` (130 bits): guessing one is hopeless, and the join route also
-  needs the team's slug.
-- A link works while it exists, its creator is still an admin of the team
-  (`inviterIsCurrentlyAdmin`), and, when single use, nobody has used it. Otherwise joining
-  answers 404, as for a code that never existed.
-- Joining follows the membership state machine (services.memberships, operation `join`). A
-  join that changes nothing (the caller is already a member, or already requesting) does
-  not use up a single-use link. A single-use link is claimed by one conditional UPDATE
-  (`... WHERE used_utc IS NULL`, checked by its row count), so of two concurrent joins
-  exactly one wins; the other gets 404.
+Admins list, create and delete their team's links. A link works while it exists, its
+creator is still an admin of the team, and, when single use, nobody has used it; otherwise
+joining answers 404, as for a code that never existed. Joining follows the membership state
+machine (services.memberships, operation `join`); a join that changes nothing does not use
+up a single-use link.
 """
 
 from __future__ import annotations
@@ -40,6 +34,8 @@ from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.teams import memberships
 
 
+# 26 characters of lowercase base32 drawn with secrets (130 bits): guessing one is hopeless, and the
+# join route also needs the team's slug.
 def new_code() -> str:
     return "".join(secrets.choice(INVITE_CODE_ALPHABET) for _ in range(INVITE_CODE_LENGTH))
 
@@ -143,6 +139,8 @@ def _working_link(team_slug_text: str, code: str) -> TeamInviteLink:
     return link
 
 
+# One conditional UPDATE (... WHERE used_utc IS NULL, checked by its row count), so of two
+# concurrent joins exactly one wins; the other gets 404.
 def claim_single_use(link: TeamInviteLink, user_id: uuid.UUID) -> bool:
     """Mark a single-use link used, unless someone else did first (True: it is ours)."""
     claimed = db.session.execute(

@@ -1,25 +1,11 @@
 """Team memberships: a small explicit state machine (contract: Team membership; decisions:
 Teams). A user has at most one record per team; no record is the state "none".
 
-| from       | operation             | by                      | to                              |
-|------------|-----------------------|-------------------------|---------------------------------|
-| none       | request               | the user (team visible) | Open: Member; RequestsAllowed:  |
-|            |                       |                         | Requesting; InviteOnly: 403     |
-| none       | join (invite link)    | the user                | RequestsAllowed: Requesting;    |
-|            |                       |                         | otherwise Member                |
-| none       | invite                | an admin                | Invited                         |
-| Invited    | accept, request, join | the user                | Member                          |
-| Invited    | refuse                | the user                | Refused (the record ends)       |
-| Requesting | approve, invite       | an admin                | Member                          |
-| Requesting | deny                  | an admin                | Denied (the record ends)        |
-| Requesting | join                  | the user                | unchanged                       |
-| Member     | promote-admin         | an admin                | Member with isAdmin             |
-| Member     | join                  | the user                | unchanged                       |
-| any        | delete                | the user, or an admin   | none (204)                      |
-
-(Requesting is `RequestingMembership`.) Anything else is refused with 409 and changes
-nothing; who may act is policies.teams.ACTORS. The last admin cannot leave or be removed
-(409): a team always keeps at least one admin.
+The transitions are `TRANSITIONS` (from a record) and `SELF_START` (a user starting one, by
+the team's join policy); who may act is policies.teams.ACTORS. Denied and Refused end the
+record; `delete` by the user or an admin returns to none. Anything else is refused with 409
+and changes nothing. The last admin cannot leave or be removed (409): a team always keeps
+at least one admin.
 """
 
 from __future__ import annotations

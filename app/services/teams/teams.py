@@ -2,16 +2,10 @@
 team read model, the team's notes on top of services.notes (with `OwnerScope.team`), and
 the notes of a public team page.
 
-Rules:
-- `name` is the unique public handle: letters, digits, spaces, `-` and `_` (shape checked by
-  the schema); unique up to case and separators through its slug, not a reserved word, and
-  fixed after creation. `title` defaults to the name.
-- External links are revalidated on create, and on settings when `externalLinkUrl` is sent.
-- Deleting a team loses no note: its notes (tombstones too) go back to their authors as
-  private personal notes in their "Notes" root category of the note's language; the team's
-  categories are deleted with it, its trackables stay with their activators.
-- A team's `lastActivityUtc` is the later of its own activity (creation, settings,
-  memberships, notes leaving it) and its live notes' activity.
+`name` is the unique public handle, unique up to case and separators through its slug, and
+fixed after creation. Deleting a team loses no note: its notes (tombstones too) go back to
+their authors as private personal notes; its categories go with it, its trackables stay
+with their activators.
 """
 
 from __future__ import annotations
@@ -54,6 +48,9 @@ from app.services.shared.pages import Key, Listing, Page, page_of
 NAME_TAKEN = "A team with this name already exists."
 
 
+# Letters, digits, spaces, - and _ (shape checked by the schema); not a reserved word. title
+# defaults to the name. External links are revalidated on create, and on settings when
+# externalLinkUrl is sent.
 def _checked_slug(name: str) -> str:
     """The slug of a new team name: not reserved, not taken (400 on `name`)."""
     slug = team_slug(name)
@@ -64,6 +61,8 @@ def _checked_slug(name: str) -> str:
     return slug
 
 
+# A team's lastActivityUtc is the later of its own activity (creation, settings, memberships, notes
+# leaving it) and its live notes' activity.
 def touch(team: Team) -> None:
     team.last_activity_utc = utcnow()
 
@@ -275,6 +274,7 @@ def dismantle(team: Team) -> None:
     db.session.flush()
 
 
+# Each note goes to its author's "Notes" root category of the note's language.
 def return_notes_to_authors(team_id: uuid.UUID, note_id: uuid.UUID | None = None) -> None:
     """The team's notes (or one of them) become private personal notes of their authors,
     in the author's "Notes" root of the note's language (made on demand)."""

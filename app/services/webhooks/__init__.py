@@ -1,4 +1,4 @@
-"""Webhooks (issue 25): users, and team admins for their team, subscribe URLs to event
+"""Webhooks: users, and team admins for their team, subscribe URLs to event
 types; each event their inbox (or their team) hears of is POSTed to them, signed as
 Standard Webhooks 1.0 says, by the worker (`JOB_KINDS`), retried for about a day. The
 face other areas and the factory call."""

@@ -2,30 +2,12 @@
 circuit of a receiver that keeps timing out, the switch-offs, redelivery, test messages
 and the clean-up.
 
-- Audience. `on_event` runs after an event's fan-out, in its transaction: a personal
-  subscription hears what its owner's inbox just received (the same audience rules: a
-  notification written for its owner); a team subscription hears the events of its team.
-  Each matching enabled subscription gets one delivery, unique per (subscription, event).
-- Sending. A subscription has at most one waiting job, `webhooks.drain` (`wake` names it
-  on the subscription, under its row lock), in the worker's `webhooks` lane, where one
-  owner's drains run one at a time (JobKind.fair). The drain takes one delivery at a
-  time in a short transaction, sends it with no transaction open (so the owner's edits
-  never wait on a try), and records the outcome in another; every try has one deadline
-  for resolving, connecting, sending and reading (`outbound.Poster`, which also checks
-  the addresses and follows no redirect), and the drain starts a try only if it can end
-  within DRAIN_BUDGET, from which the job's lease follows. Signed as Standard Webhooks
-  1.0 says, with the delivery's id as `webhook-id` on every try. The owner's rights are
-  checked again before each try (policies.webhooks.receiving_owner, then the events
-  area's may_still_hear).
-- Retries. A 2xx answer succeeds; anything else (3xx included), or no answer, is a failed
-  try: recorded with its own start and latency, and the delivery is due again after a
-  back-off counted from the try's end (exponential, with jitter, up to four hours apart)
-  until about a day after it was made.
-- Circuit. CIRCUIT_TIMEOUTS timeouts in a row pause the subscription's tries (FIRST_PAUSE,
-  doubling to LONGEST_PAUSE); after a pause one try is made; any answer closes it.
-- Switch-offs. Tries refused before connecting (not a public address, or a name that does
-  not resolve: one reason for both) REFUSED_SWITCH_OFF times in a row, or tries all
-  failing for WEBHOOK_DISABLE_AFTER_DAYS, switch the subscription off; its owner is mailed.
+Each matching enabled subscription gets one delivery per event. A subscription has at most
+one waiting drain job, and sends with no transaction open, so the owner's edits never wait
+on a try. The owner's rights are checked again before each try. A 2xx answer succeeds;
+anything else (3xx included), or no answer, is a failed try, due again after a back-off
+until about a day after the delivery was made. A receiver that keeps timing out is paused;
+one that keeps refusing, or failing for days, is switched off and its owner mailed.
 """
 
 from __future__ import annotations
@@ -121,6 +103,9 @@ def payload(event: Event) -> dict[str, Any]:
     return {"type": event.event_type, "timestamp": wire_time(event.created_utc), "data": data}
 
 
+# Runs after an event's fan-out, in its transaction: a personal subscription hears what its owner's
+# inbox just received (a notification written for its owner); a team subscription hears the events
+# of its team. One delivery per (subscription, event).
 def on_event(event: Event, written: Sequence[Any]) -> None:
     """The event listener (app.hooks): a delivery for each subscription that hears of it:
     a personal one when its owner's inbox did (the inbox rows of the event, read by a
@@ -231,6 +216,14 @@ class Outcome:
         return self.error is None
 
 
+# webhooks.drain (wake names it on the subscription, under its row lock) runs in the worker's
+# webhooks lane, where one owner's drains run one at a time (JobKind.fair). It takes one delivery at
+# a time in a short transaction, sends it with no transaction open, and records the outcome in
+# another. Every try has one deadline for resolving, connecting, sending and reading
+# (outbound.Poster, which also checks the addresses and follows no redirect); a try starts only if
+# it can end within DRAIN_BUDGET, from which the job's lease follows. Signed as Standard Webhooks
+# 1.0 says, with the delivery's id as webhook-id on every try. Rights:
+# policies.webhooks.receiving_owner, then the events area's may_still_hear.
 def drain_job(task: Task) -> None:
     """Send a subscription's due deliveries (the job `webhooks.drain`): a batch at a time
     claimed in a short transaction, each sent with no transaction open, their outcomes
@@ -551,6 +544,13 @@ def _may_receive(subscription: WebhookSubscription, event: Event) -> bool:
     return owner is not None and events.may_still_hear(event, owner)
 
 
+# A failed try is recorded with its own start and latency; the delivery is due again after a
+# back-off counted from the try's end (exponential, with jitter, up to four hours apart) until about
+# a day after it was made. Circuit: CIRCUIT_TIMEOUTS timeouts in a row pause the subscription's
+# tries (FIRST_PAUSE, doubling to LONGEST_PAUSE); after a pause one try is made; any answer closes
+# it. Switch-off: tries refused before connecting (not a public address, or a name that does not
+# resolve: one reason for both) REFUSED_SWITCH_OFF times in a row, or all failing for
+# WEBHOOK_DISABLE_AFTER_DAYS.
 def _after_failure(
     subscription: WebhookSubscription,
     delivery: WebhookDelivery,

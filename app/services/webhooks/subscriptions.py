@@ -1,4 +1,4 @@
-"""Webhook subscriptions (issue 25, Webhooks): create, list, read, change, delete, rotate
+"""Webhook subscriptions: create, list, read, change, delete, rotate
 the signing secret; and the clean-ups of account and team deletion.
 
 A user subscribes for themselves, or a team admin for the team (`team_id`). A

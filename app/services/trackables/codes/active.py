@@ -2,15 +2,10 @@
 and active sessions): the client's sessions, the active landing of one trackable, the
 status text a client remembers, and ending a session on this client.
 
-- The landing opens for a client holding a session for the trackable, for an account
-  that unlocked it, and for its managers; for anyone else it does not exist (404
-  `trackable_not_found`, whatever the trackable's visibility).
-- The status text is the session's: it needs this client's session, and so does nothing
-  else here.
-- Ending a session touches this client's session only: other clients' sessions and the
-  account unlock stay. Ending one that does not exist is not an error.
-- Shown name and description: an unactivated item of a group falls back to the group's
-  defaults while its own are blank (contract: Trackable group).
+The landing opens for a client holding a session for the trackable, for an account that
+unlocked it, and for its managers; for anyone else it does not exist (404, whatever the
+trackable's visibility). The status text needs this client's session, and so does nothing
+else here.
 """
 
 from __future__ import annotations
@@ -31,6 +26,8 @@ from app.services.shared.pages import Listing, Order, Page, read_list
 from app.services.trackables.codes.sessions import end_session, find_session
 
 
+# An unactivated item of a group shows the group's defaults while its own are blank (contract:
+# Trackable group).
 def shown_name(trackable: Trackable) -> str:
     group = trackable.group
     if not trackable.is_activated and group is not None and not trackable.name.strip():
@@ -189,6 +186,8 @@ def set_status_message(
     return _item(session, trackable)
 
 
+# Touches this client's session only: other clients' sessions and the account unlock stay. Ending
+# one that does not exist is not an error.
 def end_active(client: str | None, trackable_id: uuid.UUID) -> None:
     """End this client's session for the trackable, if any."""
     end_session(client, trackable_id)

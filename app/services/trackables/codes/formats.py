@@ -2,27 +2,12 @@
 
 Three kinds of code reach a trackable: its public code (`LN-` + 6), its short secret
 (`LN` + 8, `GT` + 8 on a sister deployment, or one the creator brought) and its long
-scan-only QR token (100 URL-safe characters). Each is stored once in `trackable_codes` as
-the HMAC (key: TRACKABLE_CODE_KEY) of its normalised form, so one unique key refuses any
-collision between kinds, and a database leak reveals no secret. The plain public code is
-also kept on the trackable for display.
-
-The code key can be replaced without voiding a printed code: the keys form a chain
-(TRACKABLE_CODE_KEYS_PREVIOUS, oldest first, then TRACKABLE_CODE_KEY), and a code's hash
-at generation g is the HMAC of its hash at g-1 under key g. `flask trackables
-rotate-code-key` wraps stored hashes forward (code_keys.py); lookups try every generation,
-so a row not yet wrapped is found too. An old key alone no longer verifies a guess.
-
-Typed codes are normalised before hashing: trimmed, upper-cased, and in the body of a
-system code (after its literal prefix) spaces and hyphens dropped and O->0, I->1, L->1,
-S->5, U->V mapped (the alphabet has none of those letters), so `ln abc-123` is
-`LN-ABC123`. Bring-your-own secrets, which may hold `-` and `_`, are compared as typed
-but ignoring case, without that mapping; QR tokens exactly. Lookup tries every form a
-typed text can be, so it never assumes a length.
-
-A bring-your-own secret has 6-64 letters, digits, `-` or `_`, and is not one of the
-commonest passwords, words, names or sequences (app/data/common_secrets.txt, loaded once;
-compared ignoring case, and again without its `-` and `_`).
+scan-only QR token. Each is stored once in `trackable_codes` as the HMAC (key:
+TRACKABLE_CODE_KEY) of its normalised form, so one unique key refuses any collision between
+kinds, and a database leak reveals no secret. The keys form a chain, so the code key can be
+replaced without voiding a printed code (`chain_hashes`, code_keys.py). Typed codes are
+normalised before hashing, and lookup tries every form a typed text can be, so it never
+assumes a length.
 """
 
 from __future__ import annotations
@@ -107,6 +92,10 @@ def _hmac(key: bytes, message: str) -> str:
     return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
 
 
+# The chain is TRACKABLE_CODE_KEYS_PREVIOUS, oldest first, then TRACKABLE_CODE_KEY; a code's hash at
+# generation g is the HMAC of its hash at g-1 under key g. flask trackables rotate-code-key wraps
+# stored hashes forward; lookups try every generation, so a row not yet wrapped is found too. An old
+# key alone no longer verifies a guess.
 def chain_hashes(settings: CodeSettings, normalised: str) -> list[str]:
     """A normalised code's hash at every generation, the current one first: HMAC-SHA256
     (hex) under the first key, then each hash HMAC'd under the next key."""
@@ -148,6 +137,9 @@ def is_common_secret(code: str) -> bool:
     return lowered in common or lowered.translate(BYO_SEPARATORS) in common
 
 
+# A bring-your-own secret has 6-64 letters, digits, - or _, and is not one of the commonest
+# passwords, words, names or sequences (app/data/common_secrets.txt, loaded once; compared ignoring
+# case, and again without its - and _).
 def byo_problem(settings: CodeSettings, code: str) -> str | None:
     """Why a bring-your-own secret is refused by its shape, or None (uniqueness is the
     database's to say, and costs a guess: see issuing)."""
@@ -180,6 +172,10 @@ def _system_body(text: str, prefix: str) -> str | None:
     return body.translate(TYPO_MAP) or None
 
 
+# Trimmed and upper-cased; in the body of a system code (after its literal prefix) spaces and
+# hyphens dropped and O->0, I->1, L->1, S->5, U->V mapped (the alphabet has none of those letters),
+# so "ln abc-123" is "LN-ABC123". Bring-your-own secrets, which may hold - and _, are compared as
+# typed but ignoring case, without that mapping; QR tokens exactly.
 def typed_forms(settings: CodeSettings, code: str) -> list[str]:
     """Every normalised form a typed or scanned code may be stored under. When a text
     could be both a public code and a system secret (equal prefixes), the form its shape

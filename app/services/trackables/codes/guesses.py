@@ -2,29 +2,12 @@
 visits, writes carrying an `accessCode` that match nothing, and bring-your-own secrets
 refused as taken count against the client; over its budget within
 SECRET_GUESS_WINDOW_MINUTES every such request is 429 with `Retry-After` until enough
-counted misses leave the window.
+counted misses leave the window (docs/contract-notes.md, Guess budget).
 
-- An anonymous client is its IPv4 address, or its IPv6 /64 (one home line holds a whole
-  /64), as app.extensions.client_ip resolves it (trusted proxies only):
-  SECRET_GUESS_LIMIT misses. Its network (IPv4 /24, IPv6 /48) has a larger allowance of
-  its own, SECRET_GUESS_NETWORK_LIMIT, so renting a block of addresses buys little. Both
-  are kept as keyed hashes: no raw address is stored. A signed-in account whose e-mail
-  is not confirmed counts as anonymous (an account costs nothing until then).
-- A signed-in account with a confirmed e-mail address spends a budget of its own instead,
-  SECRET_GUESS_ACCOUNT_LIMIT wherever it is, and its network's allowance for such
-  accounts, SECRET_GUESS_ACCOUNT_NETWORK_LIMIT: anonymous misses behind the same address
-  (an event's Wi-Fi, a school) do not lock it out, and each confirmed address adds only
-  its own budget, within its network's (docs/contract-notes.md, Guess budget).
-- Misses are budget spends in the database (services.shared.budgets). `check_budget`
-  locks what the guess spends (the network; for an account the account, then its
-  network), so the check and the count are one step until the request commits: parallel
-  misses cannot slip past the budget together.
-- The budget is checked before a code is resolved, and a refused request counts nothing:
-  an over-budget client learns nothing about its guess, a hit included, and its wait does
-  not grow while it keeps knocking.
-- Misses across all clients above SECRET_GUESS_ALARM_MISSES in one window raise an alarm
-  (a warning and the `secret_guess_alarms_total` counter), at most once per window per
-  process. It locks nobody out: one attacker must not be able to lock out every finder.
+The budget is checked before a code is resolved, and a refused request counts nothing: an
+over-budget client learns nothing about its guess, a hit included, and its wait does not
+grow while it keeps knocking. Misses are budget spends in the database
+(services.shared.budgets); no raw address is stored.
 """
 
 from __future__ import annotations
@@ -149,6 +132,15 @@ def _networks(client_ip: str) -> tuple[str, str]:
     return f"v6:{client}", f"v6:{network}"
 
 
+# An anonymous client is its IPv4 address, or its IPv6 /64 (one home line holds a whole /64), as
+# app.extensions.client_ip resolves it (trusted proxies only): SECRET_GUESS_LIMIT misses. Its
+# network (IPv4 /24, IPv6 /48) has a larger allowance of its own, SECRET_GUESS_NETWORK_LIMIT, so
+# renting a block of addresses buys little; both are kept as keyed hashes. An account whose e-mail
+# is not confirmed counts as anonymous (an account costs nothing until then). A confirmed account
+# spends its own budget, SECRET_GUESS_ACCOUNT_LIMIT wherever it is, and its network's allowance for
+# such accounts, SECRET_GUESS_ACCOUNT_NETWORK_LIMIT: anonymous misses behind the same address (an
+# event's Wi-Fi, a school) do not lock it out, and each confirmed address adds only its own budget,
+# within its network's.
 def guess_key(client_ip: str, config: Mapping[str, Any], user: User | None = None) -> GuessClient:
     """The budget's client and network for an address (HMAC-SHA256, hex), and the account
     when `user` has confirmed their e-mail address."""
@@ -188,6 +180,9 @@ def _spenders(guess_client: GuessClient, config: Mapping[str, Any]) -> list[tupl
     ]
 
 
+# Locks what the guess spends (the network; for an account the account, then its network), so the
+# check and the count are one step until the request commits: parallel misses cannot slip past the
+# budget together.
 def check_budget(
     guess_client: GuessClient, config: Mapping[str, Any], *, now: datetime | None = None
 ) -> None:
@@ -225,6 +220,9 @@ def count_miss(
     _watch_all_clients(spenders[0][0].window, int(config["SECRET_GUESS_ALARM_MISSES"]), now)
 
 
+# Misses across all clients above SECRET_GUESS_ALARM_MISSES in one window raise an alarm (a warning
+# and the secret_guess_alarms_total counter), at most once per window per process. It locks nobody
+# out: one attacker must not be able to lock out every finder.
 class _Alarm:
     """When this process last raised the alarm: one warning per window, not per miss."""
 

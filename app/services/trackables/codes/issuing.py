@@ -3,16 +3,9 @@
 normalised form in `trackable_codes`.
 
 Uniqueness is the database's: every code is inserted under a savepoint, and a generated
-code that collides with any existing code (of any kind, even one inserted a moment ago by
-a concurrent request) is drawn again. A bring-your-own secret is first checked by
-`check_own_secret`: one some trackable already uses is refused (400 `SecretCodeTaken`),
-and that refusal spends a guess of the caller's guess budget as a lookup miss does (over
-the budget: 429, taken or free), so secrets cannot be tested for free. One that collides
-only at its insert (a concurrent request took it a moment ago) is refused too.
-The items of a group are inserted together, in two multi-row statements under one
-savepoint (`add_many_with_codes`); in the rare case anything collides, that savepoint
-goes back and each item is added on its own as above.
-The plain secret and token leave this module once, in the create (or rotate) response.
+code that collides with any existing code (even one a concurrent request inserted a moment
+ago) is drawn again. A brought secret that collides is refused. The plain secret and token
+leave this module once, in the create (or rotate) response.
 """
 
 from __future__ import annotations
@@ -52,6 +45,10 @@ class SecretCodeTaken(ValidationFailed):
         super().__init__({"secretCode": [SECRET_TAKEN]})
 
 
+# One some trackable already uses is refused (400 SecretCodeTaken), and that refusal spends a guess
+# of the caller's guess budget as a lookup miss does (over the budget: 429, taken or free), so
+# secrets cannot be tested for free. One that collides only at its insert (a concurrent request took
+# it a moment ago) is refused too.
 def check_own_secret(
     settings: CodeSettings, secret_code: str, guess_client: GuessClient, config: Mapping[str, Any]
 ) -> None:
@@ -168,6 +165,8 @@ def add_with_codes(
     return IssuedCodes(trackable.public_code, secret, token)
 
 
+# The items of a group go in two multi-row statements under one savepoint; in the rare case anything
+# collides, that savepoint goes back and each item is added on its own.
 def add_many_with_codes(
     trackables: Sequence[Trackable], settings: CodeSettings
 ) -> list[IssuedCodes]:

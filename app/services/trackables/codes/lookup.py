@@ -1,18 +1,12 @@
 """Code lookup (contract: Trackables: lookup and active sessions; decisions: Trackable codes,
 Access sessions for secret codes).
 
-- `resolve` finds the trackable a typed or scanned code names: a public code or a system
-  secret after normalisation (after the prefix: spaces and hyphens dropped, O->0, I/L->1,
-  S->5, U->V), a bring-your-own secret as typed but ignoring case, a QR token exactly.
-  It never assumes a length.
-- `lookup_code` is one lookup (POST/GET /api/trackables/lookup, GET /trackable/{code}):
-  a public code is a hit only when the caller may see the trackable (an invisible one
-  misses like an unknown code); a secret or QR token always hits, opens the client's
-  access session and, for a signed-in caller, stores the unlock on the account. A miss is
-  counted against the client's guess budget, and a client over its budget is refused
-  (429) before its code is even resolved.
-- The secret itself never leaves this module: results carry the trackable and how it
-  matched, never the code.
+`resolve` finds the trackable a typed or scanned code names (normalised as formats.py says;
+it never assumes a length). `lookup_code` is one lookup (the API's and `/trackable/{code}`):
+a public code is a hit only when the caller may see the trackable; a secret or QR token
+always hits and opens the client's access session. A miss counts against the client's
+guess budget. The secret itself never leaves this module: results carry the trackable and
+how it matched, never the code.
 """
 
 from __future__ import annotations
@@ -119,6 +113,9 @@ def landing_path(lang: str, kind: CodeKind, trackable_id: uuid.UUID, public_code
     return f"/{lang}/trackables/active/{trackable_id}"
 
 
+# An invisible trackable's public code misses like an unknown code. A secret hit by a signed-in
+# caller also stores the unlock on the account. A client over its budget is refused (429) before its
+# code is even resolved.
 def lookup_code(
     viewer: Viewer,
     code: str,

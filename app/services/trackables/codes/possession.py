@@ -2,24 +2,10 @@
 (contract: Trackables: comments and journey, rule 1; Trackable activation; decisions:
 Trackable codes; docs/contract-notes.md, Trackable activity).
 
-- `writable` settles rule 1 in this order: a sent `accessCode` is checked first (for any
-  caller): it must be the short secret or QR token of this very trackable, else 403
-  `trackable_access_code_invalid`, counted against the client's guess budget like a
-  lookup miss (a client over its budget is refused with 429 before the code is even
-  resolved); a signed-in caller's good code is linked to the account, as a lookup's is.
-  Without a code, an anonymous caller needs an active session for the
-  trackable (403 `trackable_access_code_required`, or 404 `trackable_not_found` when it
-  may not even see the trackable); a signed-in caller needs to see it (404). Only then
-  is an unactivated item refused (400 `trackable_activation_required`): who does not hold
-  it learns nothing about its state.
-- `write_once`: a write tagged with a `clientMutationId` happens once per trackable: a
-  retry gets the first row back (the same writer only, else 400
-  `trackable_request_rejected`; the same payload only, else 409
-  `client_mutation_id_reused` naming the first row), and two retries racing each other
-  are settled by the unique key (trackable, clientMutationId).
-- `observed_utc` (when the finder really saw the item, sent later from a phone that was
-  offline) is refused when more than a few minutes in the future (clock skew allowed) or
-  older than TRACKABLE_OBSERVED_MAX_AGE_DAYS.
+`writable` settles rule 1; only after it is an unactivated item refused, so who does not
+hold it learns nothing about its state. `write_once` makes a write tagged with a
+`clientMutationId` happen once per trackable. `check_observed` bounds when the finder says
+they saw the item.
 """
 
 from __future__ import annotations
@@ -57,9 +43,16 @@ class Credential:
     config: Mapping[str, Any]
 
 
+# A sent accessCode is checked first (for any caller): it must be the short secret or QR token of
+# this very trackable, else 403 trackable_access_code_invalid, counted against the guess budget like
+# a lookup miss (over the budget: 429 before the code is resolved); a signed-in caller's good code
+# is linked to the account. Without a code, an anonymous caller needs an active session for the
+# trackable (403 trackable_access_code_required, or 404 trackable_not_found when it may not even see
+# it); a signed-in caller needs to see it (404). Then an unactivated item is 400
+# trackable_activation_required.
 def writable(viewer: Viewer, trackable_id: uuid.UUID, credential: Credential) -> Trackable:
-    """The trackable this caller may comment on or add a stop to (see the module
-    docstring for the order of the checks), or the rejection."""
+    """The trackable this caller may comment on or add a stop to (see the comment above
+    for the order of the checks), or the rejection."""
     trackable = db.session.get(Trackable, trackable_id)
     if trackable is None:
         raise policy.not_found()
@@ -94,6 +87,8 @@ def _check_code(viewer: Viewer, trackable: Trackable, credential: Credential) ->
     )
 
 
+# observed_utc is when the finder really saw the item, sent later from a phone that was offline:
+# refused when more than CLOCK_SKEW in the future or older than TRACKABLE_OBSERVED_MAX_AGE_DAYS.
 def check_observed(observed_utc: datetime | None, config: Mapping[str, Any]) -> None:
     """400 on `observedUtc` when it is in the future or implausibly old."""
     if observed_utc is None:
@@ -109,6 +104,9 @@ def check_observed(observed_utc: datetime | None, config: Mapping[str, Any]) -> 
 Tagged = TypeVar("Tagged", TrackableComment, JourneyStop)
 
 
+# A retry gets the first row back: the same writer only (else 400 trackable_request_rejected), the
+# same payload only (else 409 client_mutation_id_reused naming the first row); two retries racing
+# each other are settled by the unique key (trackable, clientMutationId).
 def write_once(
     model: type[Tagged],
     trackable: Trackable,

@@ -1,20 +1,12 @@
 """Access sessions for secret codes (contract: Active secret session; Authentication item 6;
 decisions: Access sessions for secret codes).
 
-A secret lookup or a QR visit opens a session for that trackable on the client:
-
-- The client holds one signed, HttpOnly, SameSite=Lax cookie whose only content is a
-  random client id (`new_client_id`), signed with SECRET_KEY and a salt of its own
-  (`AccessCookie`). A cookie with a bad signature, or older than its max age, is no
-  cookie at all.
-- The server keeps one `TrackableAccessSession` row per client and trackable, keyed by a
-  keyed hash of the client id (`client_key`), so a database leak gives no usable cookie.
-  Opening one twice, even by two concurrent requests, leaves one row.
-- A signed-in caller's unlock is also stored on the account (`TrackableUnlock`), so their
-  other devices reopen the trackable.
-
-Only the API and web layers read and set the cookie; these functions take its values,
-except the Viewer part `access_session_unlocks`, which runs inside the request.
+A secret lookup or a QR visit opens a session for that trackable on the client. The client
+holds one signed HttpOnly cookie whose only content is a random client id; the server keeps
+one `TrackableAccessSession` row per client and trackable, keyed by a keyed hash of that id,
+so a database leak gives no usable cookie. A signed-in caller's unlock is also stored on the
+account, so their other devices reopen the trackable. Only the API and web layers read and
+set the cookie; these functions take its values, except `access_session_unlocks`.
 """
 
 from __future__ import annotations
@@ -43,6 +35,8 @@ COOKIE_SALT = "trackable-access-session"
 CLIENT_ID_BYTES = 32  # secrets.token_urlsafe(32): 43 characters
 
 
+# SameSite=Lax, signed with SECRET_KEY and a salt of its own. A cookie with a bad signature, or
+# older than its max age, is no cookie at all.
 @dataclass(frozen=True)
 class AccessCookie:
     """The access-session cookie of one deployment (config: TRACKABLE_ACCESS_COOKIE_*)."""
@@ -115,6 +109,7 @@ def client_key(secret_key: str, client_id: str) -> str:
     return hmac.new(secret_key.encode(), message, hashlib.sha256).hexdigest()
 
 
+# Opening one twice, even by two concurrent requests, leaves one row.
 def open_session(client: str, trackable_id: uuid.UUID) -> uuid.UUID:
     """The id of the client's session for the trackable, opened now or refreshed
     (`last_used_utc`): one statement, which a concurrent twin cannot make twice."""

@@ -1,19 +1,12 @@
 """What DELETE /api/account does to trackables (contract: Identity, "removes the user's
 personal data and personal trackable activity; shared and team-owned trackables and other
-users' history stay"). No row naming the user remains:
+users' history stay"). No row naming the user remains.
 
-- trackables the user activated personally, and unactivated ones the user created, are
-  the user's own: deleted with their codes, sessions, watches, unlocks and journey;
-- team-owned trackables the user activated stay with the team: the team's longest-standing
-  admin becomes their activator (a team the user was the last member of was dismantled by
-  the teams clean-up before this one, which made its trackables personal);
-- trackables the user created but someone else activated stay; their creator is forgotten;
-- the user's own groups: a team group stays with its team (its admins control it); a
-  personal group is deleted, its remaining items leave it;
-- the user's watches, unlocks, comments and journey stops are deleted; stops others recorded at the
-  user's notes stay, without the link to the note (the note goes with the notes clean-up);
-- every comment or stop that goes takes its photos (and their files) with it, and the
-  journey statistics of the trackables that lost stops and stay are recomputed.
+The user's own trackables (activated personally, or created and never activated) are
+deleted with their codes, sessions, watches, unlocks and journey; team-owned ones stay with
+the team; ones someone else activated stay and forget their creator. The user's watches,
+unlocks, comments and stops go, each with its photos; the journey statistics of the
+trackables that lost stops and stay are recomputed.
 """
 
 from __future__ import annotations
@@ -42,6 +35,8 @@ from app.models.user import User
 from app.services.trackables.journey import statistics
 
 
+# Stops others recorded at the user's notes stay, without the link to the note (the note goes with
+# the notes clean-up).
 def delete_account_trackables(user: User, counts: DeletionCounts) -> None:
     """The trackables area's part of account deletion (runs after the teams clean-up,
     before the notes clean-up)."""
@@ -98,6 +93,8 @@ def _remove_entry_photos(user: User, doomed: Any) -> None:
     remove_children("journey_stop", list(db.session.scalars(stops)))
 
 
+# The team's longest-standing admin becomes the activator. A team the user was the last member of
+# was dismantled by the teams clean-up before this one, which made its trackables personal.
 def _hand_team_trackables_to_admins(user: User) -> None:
     team_ids = db.session.scalars(
         select(Trackable.team_id)
@@ -127,6 +124,8 @@ def _hand_team_trackables_to_admins(user: User) -> None:
     db.session.flush()
 
 
+# A team group stays with its team (its admins control it); a personal group is deleted, its
+# remaining items leave it.
 def _end_groups(user: User) -> None:
     personal = select(TrackableGroup.id).where(
         TrackableGroup.owner_user_id == user.id, TrackableGroup.team_id.is_(None)

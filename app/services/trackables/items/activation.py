@@ -1,26 +1,13 @@
 """Trackable activation (contract: Trackable activation; Trackables: reads, creation,
 groups, the activation paragraph; Trackable group).
 
-- Who: a signed-in caller who can see the unactivated trackable (its creator, or whoever
-  unlocked it with its secret code or QR token); anyone else gets 404
-  `trackable_not_found`. An activated one answers 400 `trackable_already_activated`.
-- Ownership: the caller becomes the owner (the activator). With `teamId` the trackable is
-  team-owned: the caller must be an active member of that team (404 otherwise, as team
-  routes answer); its admins then manage it too, and the activator keeps control while on
-  the team (policies.trackables.can_manage).
-- Identity: `name`, `description` and `statusMessage` sent are stored (trimmed); one left
-  out keeps the value the creator gave. For an item of a group, a blank or missing value
-  with its `useGroupDefault...` flag copies the group's default as it is now (not as it
-  was when the item was created); `useGroupDefaultExternalLink` likewise copies the
-  group's default link unless an `externalLinkUrl` is sent. An activated trackable needs
-  its own name: a name that ends up blank is 400 on `name`.
-- An explicit external link is revalidated (services.shared.links); one left out keeps
-  the creator's.
-- Optional `initialJourneyStopLatitude` and `...Longitude` (both or neither) record the
-  first journey stop in the same transaction: either both happen or nothing does.
-- Race: the state change is one conditional UPDATE (`WHERE owner_user_id IS NULL`); of two
-  concurrent activations exactly one changes a row, the other is told it is already
-  activated.
+A signed-in caller who can see the unactivated trackable (its creator, or whoever unlocked
+it) becomes its owner, the activator; anyone else gets 404, and an activated one is 400
+`trackable_already_activated`. With `teamId` it is team-owned: the caller must be an active
+member (else 404); its admins then manage it too. Fields left out keep the creator's
+values; an activated trackable needs its own name. An optional first journey stop is
+recorded in the same transaction. The state change is one conditional UPDATE, so of two
+concurrent activations exactly one wins; the other is told it is already activated.
 """
 
 from __future__ import annotations
@@ -69,6 +56,9 @@ class Activation:
         return self.initial_stop.id if self.initial_stop is not None else None
 
 
+# Sent values are stored trimmed; one left out keeps the creator's. For an item of a group, a blank
+# or missing value with its useGroupDefault... flag copies the group's default as it is now (not as
+# it was when the item was created); a name that ends up blank is 400 on name.
 def _text(
     given: str | None,
     current: str,
@@ -85,6 +75,8 @@ def _text(
     return sent if sent is not None else current
 
 
+# useGroupDefaultExternalLink copies the group's default link unless an externalLinkUrl is sent. An
+# explicit link is revalidated (services.shared.links); one left out keeps the creator's.
 def _link(
     trackable: Trackable,
     group: TrackableGroup | None,
@@ -124,6 +116,7 @@ def _team_scope(viewer: Viewer, team_id: uuid.UUID | None) -> uuid.UUID | None:
     return team_id
 
 
+# WHERE owner_user_id IS NULL: of two concurrent activations exactly one changes a row.
 def claim_activation(trackable: Trackable, values: dict[str, Any]) -> bool:
     """Make `trackable` activated with `values`, unless someone did first (True: ours).
 
@@ -226,6 +219,7 @@ def activate(
     return Activation(trackable, stop)
 
 
+# initialJourneyStopLatitude and ...Longitude: both or neither.
 def _check_stop_pair(latitude: float | None, longitude: float | None) -> None:
     """Both coordinates of the initial stop, or neither (400 naming the missing one)."""
     if (latitude is None) == (longitude is None):

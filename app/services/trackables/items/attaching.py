@@ -3,21 +3,11 @@ owner or a team admin, requires an existing short secret code match or an active
 session"; Note attachment and visibility; decisions: "Attaching by a code...";
 docs/contract-notes.md, Trackable activity).
 
-- The note must be one the caller may open (404) and manage: its owner or an admin of
-  its team (403).
-- Each trackable is named either by `trackableSecretCodes` (its short secret or QR
-  token; a public code or a code that matches nothing is 403
-  `trackable_access_code_invalid` and counts against the guess budget) or among
-  `selectedActiveTrackableIds` (the caller needs an active session for it, an account
-  unlock, or to manage it: else 403 `trackable_access_code_required`; 404
-  `trackable_not_found` for one they may not see). An unactivated one is 400
-  `trackable_activation_required`. Every trackable is checked before anything is written.
-- Attaching goes through the notes area (`notes.attach_trackable`), which keeps the
-  note's discovery flag in step: a `VisibleOnceAssociatedTrackableAccessed` note leaves
-  anonymous discovery on its first trackable, and from then on opens only to its
-  workspace and to whoever unlocked one of its trackables (policies.notes).
-- Each newly attached trackable gets a journey stop at the note's point (none for a
-  note without coordinates); attaching one that is already attached changes nothing.
+The note must be one the caller may open (404) and manage (403). Every trackable is checked
+before anything is written. Attaching goes through the notes area (`notes.attach_trackable`),
+which keeps the note's discovery flag in step (policies.notes). Each newly attached
+trackable gets a journey stop at the note's point, if it has one; attaching one already
+attached changes nothing.
 """
 
 from __future__ import annotations
@@ -66,6 +56,9 @@ def attach_to_note(
     return found
 
 
+# trackableSecretCodes: its short secret or QR token; a public code or a code that matches nothing
+# is 403 trackable_access_code_invalid and counts against the guess budget. An unactivated one is
+# 400 trackable_activation_required.
 def _by_code(credential: Credential) -> Trackable:
     config = credential.config
     check_budget(credential.guess_client, config)
@@ -79,6 +72,9 @@ def _by_code(credential: Credential) -> Trackable:
     return match[0]
 
 
+# selectedActiveTrackableIds: the caller needs an active session for it, an account unlock, or to
+# manage it (else 403 trackable_access_code_required; 404 trackable_not_found for one they may not
+# see).
 def _selected(viewer: Viewer, trackable_id: uuid.UUID) -> Trackable:
     trackable = policy.get_visible(viewer, trackable_id)
     if not (policy.holds_session(viewer, trackable) or policy.can_manage(viewer, trackable)):

@@ -2,24 +2,11 @@
 creation, groups; Trackable activation, "create with activateImmediately"; Limits;
 decisions: Trackable codes, Responses the contract leaves open).
 
-- The creator (`created_by_user_id`) holds the secret from the create response and
-  manages the trackable until someone activates it. `activateImmediately` activates at
-  creation: the creator is the owner, `teamId` its team.
-- `teamId` needs an active membership of that team (404 otherwise, as team routes do).
-- External links are verified server-side (services.shared.links).
-- An account creates at most TRACKABLES_PER_USER_PER_HOUR trackables in any hour, alone
-  or in groups, one unit per trackable (429 `trackable_hourly_limit_reached` with
-  Retry-After; issue: Hardening), a budget counted in the database
-  (services.shared.budgets). It is checked before the link check fetches a page, then
-  spent under the account's budget lock just before the insert, so parallel creations
-  cannot both take the last units. A creation refused because its own secret is taken
-  counts too. A bring-your-own secret passes issuing.check_own_secret (its "taken"
-  refusal spends a guess).
-- A group is named with letters, numbers and spaces; its slug (lowercase, spaces as
-  underscores) is unique and fixed. Its items are made together with it, unactivated
-  unless `activateImmediately`, which copies the group's defaults onto each item (an
-  activated item keeps its own title and description). Everything is one transaction: the
-  route commits once, so any failure leaves nothing behind.
+The creator holds the secret from the create response and manages the trackable until
+someone activates it; `activateImmediately` activates at creation. `teamId` needs an active
+membership of that team (404 otherwise). External links are verified server-side. An
+account's creations are held to an hourly budget, against abuse. A group's items are made
+with it, and everything is one transaction: any failure leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -58,6 +45,11 @@ GROUP_NAME_TAKEN = "A trackable group with this name already exists."
 HOURLY_LIMIT_REACHED = "trackable_hourly_limit_reached"
 
 
+# TRACKABLES_PER_USER_PER_HOUR in any hour, alone or in groups, one unit per trackable (429
+# trackable_hourly_limit_reached with Retry-After). Checked before the link check fetches a page,
+# then spent under the account's budget lock just before the insert, so parallel creations cannot
+# both take the last units. A creation refused because its own secret is taken counts too; a
+# bring-your-own secret passes issuing.check_own_secret (its "taken" refusal spends a guess).
 def hourly_budget(config: Mapping[str, Any]) -> budgets.Budget:
     """TRACKABLES_PER_USER_PER_HOUR trackables per account in any hour, single or in
     groups (one unit per trackable)."""
@@ -198,6 +190,8 @@ def create_trackable(
     return CreatedTrackable(trackable.id, trackable.name, trackable.description, [item])
 
 
+# A group is named with letters, numbers and spaces; its slug (lowercase, spaces as underscores) is
+# unique and fixed.
 def group_slug(name: str) -> str:
     """Lowercase, words joined by underscores."""
     return "_".join(name.lower().split())
@@ -221,6 +215,8 @@ def _add_group(group: TrackableGroup) -> None:
         raise ValidationFailed({"name": [GROUP_NAME_TAKEN]}) from None
 
 
+# Items are unactivated unless activateImmediately, which copies the group's defaults onto each item
+# (an activated item keeps its own title and description).
 def create_group(
     viewer: Viewer,
     *,

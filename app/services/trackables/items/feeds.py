@@ -1,15 +1,12 @@
-"""What the Atom feeds of a trackable and of a group hold (issue 25, Feeds;
-docs/contract-notes.md, Feeds): the entries an anonymous viewer may see, newest first.
+"""What the Atom feeds of a trackable and of a group hold (docs/contract-notes.md, Feeds):
+the entries an anonymous viewer may see, newest first.
 
-- A feed is read as the anonymous viewer, whoever asks: a feed URL is shared and cached,
-  so an access cookie or a token sent with it never widens it. A trackable or group the
-  anonymous viewer may not see is 404 `trackable_not_found`, as its public page is for
-  them (`policy.can_view`, `policy.get_visible_group`, `policy.visible_filter`).
-- Entries: the activation, each journey stop and each comment (their read models as the
-  public reads build them), newest first, at most `cap`. A group's feed merges the
-  entries of its items the anonymous viewer may see.
-- Every entry has a stable id: a stop's or a comment's own id; an activation's is derived
-  from the trackable's id. `updated` is a comment's edit time, else when it was written.
+A feed is read as the anonymous viewer, whoever asks: a feed URL is shared and cached, so an
+access cookie or a token sent with it never widens it. A trackable or group the anonymous
+viewer may not see is 404, as its public page is for them. Entries are the activation, each
+journey stop and each comment; a group's feed merges its visible items' entries. Every
+entry has a stable id: a stop's or comment's own, an activation's derived from the
+trackable's id.
 """
 
 from __future__ import annotations
@@ -105,6 +102,8 @@ def group_feed(group_id: uuid.UUID, *, cap: int) -> Feed:
     )
 
 
+# updated is a comment's edit time, else when it was written. The entries use the read models the
+# public reads build, newest first, at most cap.
 def _entries(
     trackables: Sequence[Trackable], views: Sequence[TrackableView], *, cap: int
 ) -> list[FeedEntry]:

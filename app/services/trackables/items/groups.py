@@ -1,22 +1,11 @@
 """Group membership of a trackable: detach and attach (contract: Trackable group
 membership; Limits: a trackable in one group at a time, at most 100 per group).
 
-- Detach (DELETE /api/trackables/{trackableId}/group): the original activator or an
-  eligible group admin (policies.trackables.can_detach), else 403
-  `trackable_group_detach_forbidden`. Not in a group: 400 `trackable_request_rejected`.
-- Attach (POST /api/trackables/{trackableId}/group): the original activator who also
-  controls the destination group, or an eligible team admin (can_attach), else 403
-  `trackable_group_attach_forbidden`. Already in a group (any caller): 400
-  `trackable_request_rejected`, detach must come first. The group must exist and be
-  visible to the caller (else 404), and have room: a group holds at most
-  TRACKABLES_PER_GROUP_MAX items, as at creation.
-- One group at a time is the schema's (`group_id` is one column); attaching is one
-  conditional UPDATE (`WHERE group_id IS NULL`), so of two concurrent attaches exactly one
-  wins, and the group's row is locked first so two attaches cannot both take its last
-  place.
-
-The checks run in this order: the trackable (404), its state (400), the group (404),
-permission (403), room (400).
+One group at a time is the schema's (`group_id` is one column); attaching is one
+conditional UPDATE, so of two concurrent attaches exactly one wins, and the group's row is
+locked first so two attaches cannot both take its last place. Attach checks run in this
+order: the trackable (404), its state (400), the group (404), permission (403), room
+(400).
 """
 
 from __future__ import annotations
@@ -46,6 +35,8 @@ class GroupMembership:
     group: TrackableGroup | None
 
 
+# The original activator or an eligible group admin (policies.trackables.can_detach), else 403
+# trackable_group_detach_forbidden. Not in a group: 400 trackable_request_rejected.
 def detach_from_group(viewer: Viewer, trackable_id: uuid.UUID) -> GroupMembership:
     """Take the trackable out of its group."""
     trackable = trackable_policy.get_visible(viewer, trackable_id)
@@ -93,6 +84,10 @@ def _group_count(group: TrackableGroup) -> int:
     )
 
 
+# The original activator who also controls the destination group, or an eligible team admin
+# (can_attach), else 403 trackable_group_attach_forbidden. Already in a group (any caller): 400
+# trackable_request_rejected, detach must come first. The group must be visible to the caller (else
+# 404) and have room: at most TRACKABLES_PER_GROUP_MAX items, as at creation.
 def attach_to_group(
     viewer: Viewer, trackable_id: uuid.UUID, group_id: uuid.UUID
 ) -> GroupMembership:

@@ -2,15 +2,11 @@
 groups; decisions: Lists, Responses the contract leaves open): the read model, the public
 list, the caller's own list and one trackable.
 
-- The read model never carries a secret code or QR token.
-- An unactivated grouped item shows the group's defaults where its own name, description,
-  status message or link are blank (contract: "Unactivated items fall back to group
-  defaults"); the default title falls back to the group's name. Once activated an item
-  shows its own values only.
-- A link that opts in gets the public code appended as `trackableCode` (a trackable's own
-  record is "a specific trackable page"); the link's own query is kept as it is.
-- Lists: most recent activity first, ties by id. The public list is capped.
-- `journey_statistics` are the ones stored on the row (services.trackables.statistics).
+The read model never carries a secret code or QR token. An unactivated grouped item shows
+the group's defaults where its own values are blank (contract: "Unactivated items fall back
+to group defaults"); once activated an item shows its own values only. Lists: most recent
+activity first, ties by id; the public list is capped. `journey_statistics` are the ones
+stored on the row (services.trackables.statistics).
 """
 
 from __future__ import annotations
@@ -76,6 +72,8 @@ class TrackableView:
 TrackableList = Listing[TrackableView]
 
 
+# A link that opts in gets the public code appended as trackableCode (a trackable's own record is "a
+# specific trackable page"); the link's own query is kept as it is.
 def link_with_code(url: str, public_code: str) -> str:
     """`url` with `trackableCode=<public_code>` added to its query (an existing
     `trackableCode` is replaced; every other parameter is kept byte for byte)."""
@@ -87,6 +85,7 @@ def link_with_code(url: str, public_code: str) -> str:
     return urlunsplit(parts._replace(query="&".join(kept)))
 
 
+# The default title falls back to the group's name.
 def _own_or(own: str, default: str) -> str:
     return own if own.strip() else default
 

@@ -1,15 +1,9 @@
 """Secret rotation (beyond the contract; decisions: Trackable codes, Access sessions for
 secret codes): a manager whose secret code or QR token leaked gets new ones.
 
-The old secret and QR token stop matching at once (their code rows go), every active
-secret session of the trackable ends, and so do the account unlocks of everyone who does
-not manage it: they have to present the new secret to open it again. The public code
-stays.
-
-Each account may rotate SECRET_ROTATE_LIMIT times in SECRET_ROTATE_WINDOW_MINUTES (429
-beyond), a budget counted in the database (services.shared.budgets); a bring-your-own
-secret follows the rules of creation, and its "taken" refusal spends a guess
-(issuing.check_own_secret).
+The old secret and QR token stop matching at once, every active secret session of the
+trackable ends, and so do the account unlocks of everyone who does not manage it: they have
+to present the new secret again. The public code stays.
 """
 
 from __future__ import annotations
@@ -34,6 +28,9 @@ from app.services.trackables.codes.issuing import check_own_secret, replace_secr
 from app.services.trackables.items.creation import IssuedTrackable, checked_secret_shape
 
 
+# SECRET_ROTATE_LIMIT rotations per account in SECRET_ROTATE_WINDOW_MINUTES (429 beyond), a budget
+# counted in the database. A bring-your-own secret follows the rules of creation, and its "taken"
+# refusal spends a guess (issuing.check_own_secret).
 def rotation_budget(config: Mapping[str, Any]) -> budgets.Budget:
     """SECRET_ROTATE_LIMIT rotations per account in SECRET_ROTATE_WINDOW_MINUTES."""
     return budgets.Budget.from_config(

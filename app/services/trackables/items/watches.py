@@ -1,18 +1,11 @@
 """Watch lists (contract: Trackable watch; Events: watch lists exist, delivery is not
 described).
 
-- POST .../watch starts the caller's watch, DELETE .../watch stops it, for a trackable or
-  a group. Both are idempotent: a repeat changes nothing and answers the same, saying
-  `changed` false. One watch per user and target is the table's primary key, so a
-  concurrent double start inserts once and the loser's unique violation is absorbed.
-- Starting needs the target to be visible: a trackable the caller may see
-  (policies.trackables.get_visible), a group the caller controls or may see an item of;
-  else 404 `trackable_not_found` for both (the contract's not-found code; its
-  `trackable_request_rejected` is a 400 or 403). Stopping never needs it: a watch whose
-  target became hidden can still be ended; without a watch, an unknown or hidden target
-  is 404 as above.
-- A group watch covers the group's items the watcher may see. Who hears of activity is
-  the events area's fan-out (app.services.events), which reads these tables.
+Starting and stopping a watch, of a trackable or a group, are idempotent: a repeat changes
+nothing and says `changed` false. One watch per user and target is the table's primary key,
+so a concurrent double start inserts once. Starting needs the target to be visible (else
+404 `trackable_not_found`); stopping never does, so a watch whose target became hidden can
+still be ended. Who hears of activity is the events area's fan-out (app.services.events).
 """
 
 from __future__ import annotations
@@ -53,6 +46,7 @@ def find_watch(model: Any, key: dict[str, uuid.UUID]) -> Any:
     return db.session.get(model, key)
 
 
+# The loser of a concurrent double start has its unique violation absorbed.
 def _start(model: Any, **key: uuid.UUID) -> WatchOutcome:
     if find_watch(model, key) is not None:
         return WatchOutcome(watching=True, changed=False)
@@ -74,6 +68,7 @@ def watch_trackable(viewer: Viewer, trackable_id: uuid.UUID) -> WatchOutcome:
     return _start(TrackableWatch, user_id=viewer.account.id, trackable_id=trackable.id)
 
 
+# Without a watch, an unknown or hidden target is 404.
 def unwatch_trackable(viewer: Viewer, trackable_id: uuid.UUID) -> WatchOutcome:
     user_id = viewer.account.id
     if _stop(
@@ -86,6 +81,9 @@ def unwatch_trackable(viewer: Viewer, trackable_id: uuid.UUID) -> WatchOutcome:
     return WatchOutcome(watching=False, changed=False)
 
 
+# A group the caller controls or may see an item of; a group watch covers the group's items the
+# watcher may see. 404 trackable_not_found is the contract's not-found code; its
+# trackable_request_rejected is a 400 or 403.
 def watch_group(viewer: Viewer, group_id: uuid.UUID) -> WatchOutcome:
     group = trackable_policy.get_visible_group(viewer, group_id)
     return _start(TrackableGroupWatch, user_id=viewer.account.id, group_id=group.id)

@@ -1,19 +1,11 @@
 """Trackable comments (contract: Trackables: comments and journey, rules 1-3; Trackable
 activation; docs/contract-notes.md, Trackable activity).
 
-- Reading follows the trackable: whoever may see it reads its comments, newest first,
-  capped like every public list.
-- Writing: rule 1 through `possession.writable` (a signed-in viewer who sees it; an
-  anonymous one with an active session or the exact secret or QR token); never on an
-  unactivated item. An anonymous comment keeps the display name its writer chose and no
-  account, and the access session it was written with, if any (the proof for adding
-  photos to it); a signed-in one names its author's account.
-- Edit: only the signed-in author (rule 2). Delete: the author, the owner or a current
-  team admin (rule 3); its photos go with it. A comment id that is not a comment of that
-  trackable is 404 `trackable_comment_not_found`.
-- Offline-safe: a write carrying a `clientMutationId` already used on this trackable by
-  the same writer returns the first comment instead of a second one; the unique key
-  (trackable, clientMutationId) settles two retries racing each other.
+Reading follows the trackable: whoever may see it reads its comments, newest first, capped.
+Writing is rule 1 (`possession.writable`), never on an unactivated item. Edit: only the
+signed-in author (rule 2). Delete: the author, the owner or a current team admin (rule 3);
+its photos go with it. A write carrying a `clientMutationId` already used on this trackable
+by the same writer returns the first comment instead of a second one.
 """
 
 from __future__ import annotations
@@ -92,6 +84,10 @@ def list_comments(
     return found.with_items([comment_view(viewer, trackable, one) for one in found.items])
 
 
+# An anonymous comment keeps the display name its writer chose and no account, and the access
+# session it was written with, if any (the proof for adding photos to it); a signed-in one names its
+# author's account. The unique key (trackable, clientMutationId) settles two retries racing each
+# other.
 def add_comment(
     viewer: Viewer,
     trackable_id: uuid.UUID,
@@ -184,6 +180,7 @@ def touch(trackable: Trackable, when: datetime) -> None:
         trackable.group.last_activity_utc = when
 
 
+# A comment id that is not a comment of that trackable is 404 trackable_comment_not_found.
 def _comment_of(trackable: Trackable, comment_id: uuid.UUID) -> TrackableComment:
     comment = db.session.get(TrackableComment, comment_id)
     if comment is None or comment.trackable_id != trackable.id:

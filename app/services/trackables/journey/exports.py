@@ -1,15 +1,12 @@
-"""A trackable's journey as a file (issue 28, part 2): GPX 1.1 (one track, one point per
-stop) and GeoJSON (the journey's line and one point per stop), for whoever may read the
-journey: the same policy as the journey read (`policy.get_visible`), 404
-`trackable_not_found` otherwise.
+"""A trackable's journey as a file: GPX 1.1 (one track, one point per stop) and GeoJSON (the
+journey's line and one point per stop), for whoever may read the journey: the same policy as
+the journey read (`policy.get_visible`), 404 `trackable_not_found` otherwise.
 
-The GPX track is made here (as the notes' export makes its waypoints); the GeoJSON
-document's properties are a response shape, made by the route. Both hold what the
-journey read shows every viewer of the trackable: the stored (snapped)
-point, the times, the place's label and country, the precision, the creator's saved name.
-Nothing per viewer (`canDelete`, the notes at a point) and nothing the stop row does not
-hold. Stops are read in keyset batches, oldest first, so a long journey streams as GPX
-without being held in memory.
+The GPX track is made here; the GeoJSON document's properties are a response shape, made by
+the route. Both hold what the journey read shows every viewer of the trackable, nothing per
+viewer (`canDelete`, the notes at a point) and nothing the stop row does not hold. Stops are
+read in keyset batches, oldest first, so a long journey streams as GPX without being held in
+memory.
 """
 
 from __future__ import annotations
@@ -32,6 +29,8 @@ from app.storage.gpx import ExportTrack, ExportWaypoint
 BATCH_SIZE = 1000
 
 
+# The stored (snapped) point, the times, the place's label and country, the precision, the creator's
+# saved name.
 @dataclass(frozen=True)
 class ExportedStop:
     """A stop as the exports write it."""

@@ -3,28 +3,10 @@
 A stop is an immutable snapshot of where a trackable was, saved once and never changed
 (moving a linked note later changes no stop). `record_stop` is the one place a stop is
 written: activation's initial stop, note attachment and direct reports all go through it.
-
-- The coordinate is snapped to a fixed grid of 1e-4 degrees (about 11 m of latitude, and
-  less of longitude away from the equator): close enough to name the spot a finder stood
-  at, coarse enough that two finds at the same place meet in one point, and no more
-  precise than a phone's GPS fix anyway. A writer may ask for a coarser grid
-  (`precision`): 0.01 degrees (`about1km`) or 0.1 degrees (`about10km`), latitude and
-  longitude alike, each value rounded to the nearest grid line (the centre of the cell
-  around it), so repeated stops at one place give one point. The snapped pair is all
-  that is stored, labelled, counted and shown: the raw position goes no further than this
-  function (docs/contract-notes.md, Stop precision).
-- `coordinate_id` is a uuid5 of the snapped pair (in a fixed namespace), so stops at the
-  same snapped point share it whatever trackable or caller saved them, on any server.
-- `location_label` names the snapped point with the offline reverse geocoder (the same
-  one as GET /api/system/coordinate-locality): "City, State, Country" with the empty parts
-  left out; "" where nothing is near (mid-ocean) or the geocoder fails, which never stops
-  the write. Beside it the stop keeps the GeoNames id of the city its label names
-  (app.integrations.place_names), so a page can show the place in its own language; the
-  label itself stays English (the API's value).
-- `country_code` is the ISO 3166-1 alpha-2 code of the snapped point by the offline
-  geocoder (the journey statistics count countries by it; pages name it in their language).
-- Saving a stop is activity: the trackable's `last_activity_utc` (and its group's) moves,
-  and its journey statistics are recomputed (services.trackables.statistics).
+The coordinate is snapped to a grid, and the snapped pair is all that is stored, labelled,
+counted and shown: the raw position goes no further than this module
+(docs/contract-notes.md, Stop precision). Saving a stop is activity: the trackable's (and
+its group's) `last_activity_utc` moves, and its journey statistics are recomputed.
 """
 
 from __future__ import annotations
@@ -45,7 +27,7 @@ from app.services.trackables.journey import statistics
 
 log = logging.getLogger(__name__)
 
-GRID_DECIMALS = 4  # 1e-4 degrees, about 11 m: see the module docstring
+GRID_DECIMALS = 4  # 1e-4 degrees, about 11 m: see snap
 # Decimals of degrees kept at each precision: a grid of 10**-decimals degrees.
 PRECISION_DECIMALS = {
     StopPrecision.EXACT: GRID_DECIMALS,
@@ -57,6 +39,12 @@ LABEL_MAX_LENGTH = 200  # journey_stops.location_label
 DISPLAY_NAME_MAX_LENGTH = 100  # journey_stops.creator_display_name
 
 
+# A fixed grid of 1e-4 degrees (about 11 m of latitude, less of longitude away from the equator):
+# close enough to name the spot a finder stood at, coarse enough that two finds at the same place
+# meet in one point, and no more precise than a phone's GPS fix anyway. A writer may ask for a
+# coarser grid: 0.01 degrees (about1km) or 0.1 degrees (about10km), latitude and longitude alike,
+# each value rounded to the nearest grid line (the centre of the cell around it), so repeated stops
+# at one place give one point.
 def snap(value: float, precision: StopPrecision = StopPrecision.EXACT) -> float:
     """The grid value of one coordinate at `precision`: the nearest grid line (-0.0 is
     0.0, so both sides of zero share a point). Every coarser grid line is one of the
@@ -64,12 +52,19 @@ def snap(value: float, precision: StopPrecision = StopPrecision.EXACT) -> float:
     return round(float(value), PRECISION_DECIMALS[precision]) + 0.0
 
 
+# A uuid5 of the snapped pair (in a fixed namespace), so stops at the same snapped point share it
+# whatever trackable or caller saved them, on any server.
 def coordinate_id(latitude: float, longitude: float) -> uuid.UUID:
     """The shared id of a snapped point: the same for every stop saved there."""
     text = f"{snap(latitude):.{GRID_DECIMALS}f},{snap(longitude):.{GRID_DECIMALS}f}"
     return uuid.uuid5(COORDINATE_NAMESPACE, text)
 
 
+# With the offline reverse geocoder (the same one as GET /api/system/coordinate-locality): "City,
+# State, Country" with the empty parts left out; "" where nothing is near (mid-ocean) or the
+# geocoder fails, which never stops the write. Beside it the stop keeps the GeoNames id of the city
+# its label names (app.integrations.place_names), so a page can show the place in its own language;
+# the label itself stays English (the API's value).
 def location_label(latitude: float, longitude: float) -> tuple[str, PlaceIds]:
     """The place name of a point and what it names; "" and no ids when nothing is near
     or the geocoder fails."""
@@ -94,6 +89,8 @@ def location_label(latitude: float, longitude: float) -> tuple[str, PlaceIds]:
     return label, place
 
 
+# ISO 3166-1 alpha-2, by the offline geocoder: the journey statistics count countries by it; pages
+# name it in their language.
 def country_code(latitude: float, longitude: float) -> str:
     """The country code of a snapped point, or "" (see system.coordinate_country)."""
     return system.coordinate_country(

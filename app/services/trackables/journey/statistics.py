@@ -1,22 +1,11 @@
-"""A trackable's journey statistics (issue 28; docs/contract-notes.md, Journey statistics):
-how far it travelled, how many stops, which countries, its first and last stop's time.
+"""A trackable's journey statistics (docs/contract-notes.md, Journey statistics): how far it
+travelled, how many stops, which countries, its first and last stop's time.
 
-- They are stored on the trackable's row (`journey_*`), so reads and lists cost nothing,
-  and recomputed from all its stops by every change of the journey (a stop added or
-  deleted, an account's stops removed) in that change's transaction, after the trackable's
-  row is locked: concurrent changes of one journey take turns, and the last to commit
-  reads every stop the others wrote. Recomputing (not adding a leg) is what keeps them
-  right whatever order concurrent stops commit in.
-- The lock is `SELECT ... FOR NO KEY UPDATE` on PostgreSQL, not `FOR UPDATE`: every insert
-  of a stop, comment, unlock or attachment takes `FOR KEY SHARE` on the trackable (their
-  foreign key), which `FOR UPDATE` waits for, so two writers that had each inserted a
-  child first would deadlock. `NO KEY UPDATE` is what an UPDATE of the row takes anyway
-  and excludes only other updaters. On SQLite, `BEGIN IMMEDIATE` (the database's one
-  write lock, held already by a transaction that has written).
-- Distance: the haversine great-circle distance (mean Earth radius 6371.0088 km) summed
-  over consecutive stops in the journey's order (oldest first, ties by id), so a leg over
-  the antimeridian or a pole is the short way round. Countries: each stop's
-  `country_code` (offline geocoder at save time), in order of first visit.
+They are stored on the trackable's row (`journey_*`), so reads and lists cost nothing, and
+recomputed from all its stops by every change of the journey, in that change's transaction,
+after the trackable's row is locked: concurrent changes of one journey take turns, and the
+last to commit reads every stop the others wrote. Recomputing (not adding a leg) is what
+keeps them right whatever order concurrent stops commit in.
 """
 
 from __future__ import annotations
@@ -59,6 +48,10 @@ class StopPoint:
     associated_utc: datetime
 
 
+# Distance: the haversine great-circle distance (mean Earth radius 6371.0088 km) summed over
+# consecutive stops oldest first (ties by id), so a leg over the antimeridian or a pole is the short
+# way round. Countries: each stop's country_code (offline geocoder at save time), in order of first
+# visit.
 def compute(points: Sequence[StopPoint]) -> JourneyStatistics:
     """The statistics of stops given in journey order (a pure function)."""
     distance = sum(
@@ -100,6 +93,11 @@ def journey_points(trackable_id: uuid.UUID) -> list[StopPoint]:
     return [StopPoint(*row) for row in rows]
 
 
+# SELECT ... FOR NO KEY UPDATE on PostgreSQL, not FOR UPDATE: every insert of a stop, comment,
+# unlock or attachment takes FOR KEY SHARE on the trackable (their foreign key), which FOR UPDATE
+# waits for, so two writers that had each inserted a child first would deadlock. NO KEY UPDATE is
+# what an UPDATE of the row takes anyway and excludes only other updaters. On SQLite, BEGIN
+# IMMEDIATE (the database's one write lock, held already by a transaction that has written).
 def lock_trackable(trackable_id: uuid.UUID) -> Trackable | None:
     """Hold the trackable's row (see the module notes) until this transaction ends, and
     read it again as it is now: the session's copy may predate another writer's commit,

@@ -3,18 +3,11 @@
 listed oldest stop first; docs/contract-notes.md, Trackable activity). The writer itself,
 with its grid snapping and label, is `journey.record_stop`.
 
-- Reading follows the trackable: whoever may see it reads its whole journey, oldest stop
-  first (not capped: a journey is the item's history, read whole).
-- `currentNotesAtCoordinate` is computed at read time: the notes now standing on the
-  stop's grid point (a note snaps to the same 1e-4 degree grid) that this viewer may
-  open. The note a stop was recorded at, when it still stands there but the viewer may
-  not open it, is listed with its content omitted (every field null but
-  `isContentOmitted`): the point stays, the note's words do not. Other hidden notes are
-  left out, so a journey never reveals that a private note exists somewhere.
-- Adding a stop: rule 1 as for comments (`possession.writable`), an optional
-  `clientMutationId` retry tag and `observedUtc`. Deleting: rule 3; its photos go with it.
-- Converting (rule 4, the website flow, served as an API route too): the signed-in
-  creator of a direct report turns it into a personal note at the stop's point.
+Reading follows the trackable: whoever may see it reads its whole journey, oldest first,
+not capped (a journey is the item's history). A journey never reveals that a private note
+exists somewhere. Adding a stop is rule 1 as for comments; deleting is rule 3, its photos
+going with it. Converting (rule 4): the signed-in creator of a direct report turns it into
+a personal note at the stop's point.
 """
 
 from __future__ import annotations
@@ -271,6 +264,11 @@ def _point(latitude: float, longitude: float) -> tuple[float, float]:
     return snap(latitude), snap(longitude)
 
 
+# currentNotesAtCoordinate, computed at read time: the notes now standing on the stop's grid point
+# (a note snaps to the same 1e-4 degree grid) that this viewer may open. The note a stop was
+# recorded at, when it still stands there but the viewer may not open it, is listed with its content
+# omitted (every field null but isContentOmitted): the point stays, the note's words do not. Other
+# hidden notes are left out.
 def _notes_at(
     viewer: Viewer, stops: Sequence[JourneyStop]
 ) -> Callable[[JourneyStop], list[NoteAtPoint]]:

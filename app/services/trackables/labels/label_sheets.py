@@ -1,4 +1,4 @@
-"""Printable label sheets (issue 28): the sheet layouts and the PDF drawing, pure functions
+"""Printable label sheets: the sheet layouts and the PDF drawing, pure functions
 of what is to be printed (no database, no request).
 
 Each label carries the QR code of the item's scan URL (segno, drawn as vector squares so it

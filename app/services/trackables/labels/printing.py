@@ -1,23 +1,13 @@
-"""Printable labels (issue 28; docs/contract-notes.md, Printable labels): a PDF sheet of
-labels for trackables whose codes the caller holds.
+"""Printable labels (docs/contract-notes.md, Printable labels): a PDF sheet of labels for
+trackables whose codes the caller holds.
 
-No secret is kept for this: the service stores secret codes and QR tokens only as keyed
-hashes, so the client sends each item's secret code and its QR token (or the scan URL
-holding it) as the create or rotate answer showed them, and every item is checked before
-anything is drawn:
-
-- the caller may see the trackable, else `trackable_not_found` (404), and manage it, else
-  `trackable_request_rejected` (403): policies.trackables.label_refusal;
-- the secret code is this trackable's secret and the token its QR token, compared with
-  the stored hashes in constant time (codes.matching_form), else
-  `trackable_access_code_invalid` (403). A request with such a mismatch spends one guess
-  of the caller's guess budget, as a lookup miss does, and a caller over that budget is
-  refused (429) before any code is compared: labels are no free oracle for secrets.
-
-Any refusal refuses the whole request (`LabelItemsRefused`): the problem names each
-refused item by its index, its refusal and the fields at fault, never a code. The status
-is the first of 404, then 403 that any item has. Nothing of the request is stored or
-logged; the PDF is drawn in memory (label_sheets) after the request's transaction ends.
+No secret is kept for this: codes are stored only as keyed hashes, so the client sends each
+item's secret code and QR token (or scan URL) as the create or rotate answer showed them,
+and every item is checked before anything is drawn. A mismatch spends a guess of the
+caller's guess budget, as a lookup miss does: labels are no free oracle for secrets. Any
+refusal refuses the whole request (`LabelItemsRefused`), naming each refused item by index,
+never a code. Nothing of the request is stored or logged; the PDF is drawn in memory
+(label_sheets) after the request's transaction ends.
 """
 
 from __future__ import annotations
@@ -135,6 +125,11 @@ def token_of(url: str) -> str | None:
     return token if found and token and "/" not in token else None
 
 
+# The caller may see the trackable (else 404 trackable_not_found) and manage it (else 403
+# trackable_request_rejected): policies.trackables.label_refusal. The codes are compared with the
+# stored hashes in constant time (codes.matching_form), else 403 trackable_access_code_invalid; a
+# caller over the guess budget is refused (429) before any code is compared. The status is the first
+# of 404, then 403 that any item has.
 def check_labels(
     viewer: Viewer,
     items: Sequence[LabelItem],
