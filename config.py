@@ -105,7 +105,7 @@ class Config:
     # `pgbouncer`: DATABASE_URL names PgBouncer in transaction mode (Debian's 1.18 passes
     # on neither prepared statements nor the `options` startup parameter). The app then
     # prepares nothing and sends no startup options: the statement timeout is the role's
-    # (`ALTER ROLE ... SET statement_timeout`, see the README). Empty: a direct connection.
+    # (`ALTER ROLE ... SET statement_timeout`, docs/configuration.md). Empty: a direct connection.
     DATABASE_POOLER = env_str("DATABASE_POOLER", "")
     # A PostgreSQL read replica for anonymous public reads (app.platform.database.replica):
     # used while at most MAX_LAG behind (measured every LAG_CHECK seconds per process); a
@@ -298,7 +298,7 @@ class Config:
     IMAGE_S3_PREFIX = env_str("IMAGE_S3_PREFIX", "")
     IMAGE_S3_ENDPOINT_URL = env_str("IMAGE_S3_ENDPOINT_URL", "")  # MinIO, Ceph, R2, ...
     IMAGE_S3_REGION = env_str("IMAGE_S3_REGION", "us-east-1")
-    # How /Images/... hands out a file once its parent's visibility is checked (README:
+    # How /Images/... hands out a file once its parent's visibility is checked (docs/operations.md,
     # Images from storage). With s3: a 302 to a presigned URL that lives this many seconds,
     # so a hidden or deleted image stops being served at once (off: the app streams the
     # bytes, for clients that cannot reach the store). The URL is signed for

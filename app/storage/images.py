@@ -4,7 +4,7 @@ directory by default or an S3-compatible bucket) with the variants' keys.
 Keys look like `Medium/{image id}-612.jpg` (the website URL's tail). A killed upload leaves
 only temporary or complete files with no database row, which `flask images sweep` removes.
 
-Serving may skip the app's bytes (README: Images from storage): an S3 store signs
+Serving may skip the app's bytes (docs/operations.md, Images from storage): an S3 store signs
 short-lived URLs of its objects, and `internal_uri` names a local file for nginx's
 X-Accel-Redirect. Both take only a well-formed variant key, never a path from a request.
 """

@@ -1,6 +1,6 @@
 """The website's image file URLs: /Images/{Variant}/{guid}-{size}.jpg (contract: Images
 rule 2), with the API download's visibility check, validators and caching. After the
-check, the settings choose how the file leaves (README: Images from storage): a 302 to a
+check, the settings choose how the file leaves (docs/operations.md, Images from storage): a 302 to a
 short-lived presigned URL of the S3 store, an empty answer nginx fills (X-Accel-Redirect),
 or the bytes themselves."""
 

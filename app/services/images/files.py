@@ -6,7 +6,7 @@ removes the row and the files go only after the commit succeeded (a rollback kee
 A crash in between leaves files without a row, never a row without files, and
 `flask images sweep` removes such files.
 
-With S3 the store also signs the short-lived URLs /Images/... redirects to (README:
+With S3 the store also signs the short-lived URLs /Images/... redirects to (docs/operations.md,
 Images from storage), and the pages allow images from their origin.
 """
 

@@ -200,8 +200,8 @@ def serve_variant(
     viewer: Viewer, image_id: uuid.UUID, variant_name: str, *, head: bool = False
 ) -> ServedVariant:
     """The visibility check of `read_variant` (rule 2), then the way out the settings
-    name (README: Images from storage): with S3 a presigned URL of IMAGE_PRESIGNED_SECONDS
-    (for a HEAD when `head`) unless IMAGE_S3_REDIRECT is off; locally with
+    name (docs/operations.md, Images from storage): with S3 a presigned URL of
+    IMAGE_PRESIGNED_SECONDS (for a HEAD when `head`) unless IMAGE_S3_REDIRECT is off; locally with
     IMAGE_ACCEL_REDIRECT_PREFIX the nginx-internal URI; else the bytes. The key comes from
     the image row's id and the variant table, never from the request's path."""
     config = current_app.config

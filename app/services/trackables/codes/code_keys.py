@@ -1,4 +1,5 @@
-"""The code key chain in the database (decisions: Trackable codes; README: the code key).
+"""The code key chain in the database (decisions: Trackable codes; docs/configuration.md,
+The code key).
 
 Every secret code and QR label ever printed is verified with TRACKABLE_CODE_KEY: started
 with another key, the service would answer every real code as a miss. So the database
