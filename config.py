@@ -190,7 +190,7 @@ class Config:
     SECRET_GUESS_ALARM_MISSES = env_int("SECRET_GUESS_ALARM_MISSES", 500)
     # A signed-in account with a confirmed e-mail address spends its own budget instead,
     # wherever it is, and its network's allowance for such accounts: a crowd's anonymous
-    # misses behind one address do not lock it out (docs/contract-notes.md, Guess budget).
+    # misses behind one address do not lock it out (docs/contract/trackables.md, Guess budget).
     SECRET_GUESS_ACCOUNT_LIMIT = env_int("SECRET_GUESS_ACCOUNT_LIMIT", 10)
     SECRET_GUESS_ACCOUNT_NETWORK_LIMIT = env_int("SECRET_GUESS_ACCOUNT_NETWORK_LIMIT", 100)
     # Per account, in the database: secret codes rotated (trackables created per hour:
@@ -200,7 +200,7 @@ class Config:
 
     # Public lists and discovery (contract: Limits)
     PUBLIC_LIST_CAP = env_int("PUBLIC_LIST_CAP", 500)
-    # Paged lists (docs/contract-notes.md, Pagination): the largest `limit` a client may
+    # Paged lists (docs/contract/wire.md, Pagination): the largest `limit` a client may
     # ask for, and the page size of a request that sends a `cursor` without one.
     PAGE_SIZE_MAX = env_int("PAGE_SIZE_MAX", 100)
     NEARBY_RADIUS_KM = env_float("NEARBY_RADIUS_KM", 5.0)
@@ -226,7 +226,7 @@ class Config:
     TRACKABLE_SECRET_CODE_LENGTH = env_int("TRACKABLE_SECRET_CODE_LENGTH", 8)
     TRACKABLE_QR_TOKEN_LENGTH = env_int("TRACKABLE_QR_TOKEN_LENGTH", 100)
     TRACKABLES_PER_GROUP_MAX = env_int("TRACKABLES_PER_GROUP_MAX", 100)
-    # Area watches one account may keep (docs/contract-notes.md, Events and notifications).
+    # Area watches one account may keep (docs/contract/events.md, Events and notifications).
     AREA_WATCHES_PER_USER_MAX = env_int("AREA_WATCHES_PER_USER_MAX", 20)
     # Trackables one account may create in an hour (429 past it), single or in groups;
     # keep it at least TRACKABLES_PER_GROUP_MAX so that one full group still fits.
@@ -388,7 +388,7 @@ class Config:
     OTEL_EXPORTER_OTLP_ENDPOINT = env_str("OTEL_EXPORTER_OTLP_ENDPOINT", "")
     OTEL_TRACING = env_bool("OTEL_TRACING", False)
 
-    # Webhooks (issue 25; docs/contract-notes.md, Webhooks). Deliveries go out under the
+    # Webhooks (issue 25; docs/contract/webhooks.md, Webhooks). Deliveries go out under the
     # outbound rules above (checked addresses), with their own budget and answer cap.
     WEBHOOKS_PER_OWNER = env_int("WEBHOOKS_PER_OWNER", 20)  # per user, and per team
     WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 5.0)
@@ -406,7 +406,7 @@ class Config:
     # Test rigs only (a receiver on 127.0.0.1); a production start refuses it.
     WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", False)
 
-    # Personal data export (issue 28; docs/contract-notes.md, Data export): exports one
+    # Personal data export (issue 28; docs/contract/privacy.md, Data export): exports one
     # account may ask for in any 24 hours (429 past it), how long a finished one may be
     # downloaded, and how long its record stays after that (then GET answers 404).
     EXPORTS_PER_USER_PER_DAY = env_int("EXPORTS_PER_USER_PER_DAY", 3)
@@ -424,7 +424,7 @@ class Config:
     EXPORT_S3_BUCKET = env_str("EXPORT_S3_BUCKET", "")
     EXPORT_S3_PREFIX = env_str("EXPORT_S3_PREFIX", "exports")
 
-    # Compliance (contract: Compliance; docs/contract-notes.md, Compliance)
+    # Compliance (contract: Compliance; docs/contract/compliance.md, Compliance)
     # Reports and error posts per client IP (Flask-Limiter notation), signed in or not.
     RATE_LIMIT_COMPLIANCE = env_str("RATE_LIMIT_COMPLIANCE", "20 per hour")
     # The same client reporting the same content again within this window gets its report.

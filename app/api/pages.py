@@ -1,4 +1,4 @@
-"""Cursor pagination on the HTTP side (docs/contract-notes.md, Pagination): the `limit`
+"""Cursor pagination on the HTTP side (docs/contract/wire.md, Pagination): the `limit`
 and `cursor` query parameters, the cursor itself, and the `Link` header to the next page.
 
 A list route takes `PageQuerySchema` (or a query schema built on it), hands the loaded

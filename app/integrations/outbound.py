@@ -1,7 +1,7 @@
 """Outbound HTTP for external link checks, safe against server-side request forgery.
 
 Pure of Flask: callers pass `OutboundSettings`. What is refused, and why, is listed in
-docs/contract-notes.md (External links). The rules a reader needs first: only http(s) on
+docs/contract/README.md (External links). The rules a reader needs first: only http(s) on
 allowed ports; every address a name resolves to must be public, and the connection goes to
 that checked address (Host, SNI and the certificate check use the name), so DNS rebinding
 cannot move it; each redirect hop is checked again, never followed automatically; one

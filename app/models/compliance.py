@@ -13,7 +13,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from app.models.base import Base, new_id, utcnow
 from app.models.user import User
 
-# Field bounds (decisions are silent; docs/contract-notes.md, Compliance).
+# Field bounds (decisions are silent; docs/contract/compliance.md, Compliance).
 SHORT_TEXT_MAX_LENGTH = 300
 URL_MAX_LENGTH = 2048
 LONG_TEXT_MAX_LENGTH = 4000

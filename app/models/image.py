@@ -27,7 +27,7 @@ class ImageTarget(IntEnum):
     TRACKABLE = 3
     TRACKABLE_GROUP = 4
     # A finder's photo hangs off what the finder wrote, never off the trackable itself
-    # (only its managers upload there): docs/contract-notes.md, Finders' photos.
+    # (only its managers upload there): docs/contract/images.md, Finders' photos.
     TRACKABLE_COMMENT = 5
     JOURNEY_STOP = 6
 

@@ -45,7 +45,7 @@ from app.models.user import USER_NAME_MAX_LENGTH, User
 if TYPE_CHECKING:
     from app.models.trackable import Trackable
 
-# Field limits (the contract leaves them open; docs/contract-notes.md lists them).
+# Field limits (the contract leaves them open; docs/contract/README.md lists them).
 TITLE_MAX_LENGTH = 200
 BODY_MAX_LENGTH = 20_000
 CLIENT_MUTATION_ID_MAX_LENGTH = 100
@@ -60,7 +60,7 @@ class Note(Base):
     # A stored copy of the owner's user name, so a list of 500 notes needs no lookup per
     # row in `users`. The foreign key on (owner_user_id, owner_user_name) keeps it in step:
     # it cannot name anyone but the owner, and a rename cascades to the owner's notes.
-    # Filled on insert (`_copy_owner_user_name`); docs/contract-notes.md says why.
+    # Filled on insert (`_copy_owner_user_name`); docs/contract/README.md says why.
     owner_user_name: Mapped[str] = mapped_column(String(USER_NAME_MAX_LENGTH))
     # Set for team notes. No foreign key yet: the teams table arrives with the teams area.
     team_id: Mapped[uuid.UUID | None] = mapped_column(GUID, default=None)

@@ -1,4 +1,4 @@
-"""Personal data exports (docs/contract-notes.md, Data export): one row per
+"""Personal data exports (docs/contract/privacy.md, Data export): one row per
 export a user asked for, from the request until its file is swept.
 
 The ZIP itself lives in the export store (app.storage.exports), under `storage_key`,

@@ -324,7 +324,7 @@ class JourneyStop(Base):
     # The tagged request's fingerprint (services.shared.mutations): a later request with
     # the tag but another payload is refused (409), not answered with this stop.
     client_payload_hash: Mapped[str | None] = mapped_column(String(64), default=None)
-    # An anonymous writer's proof (docs/contract-notes.md, Finders' photos): the access
+    # An anonymous writer's proof (docs/contract/images.md, Finders' photos): the access
     # session it wrote with, while that session lasts. No foreign key: a session's id is
     # never reused, and ending one should not have to visit every entry it wrote.
     writer_session_id: Mapped[uuid.UUID | None] = mapped_column(default=None)

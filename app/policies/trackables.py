@@ -363,7 +363,7 @@ def require_convert_stop(viewer: Viewer, stop: JourneyStop) -> None:
 
 
 # --- finders' photos: images of a comment or a stop ----------------------------------------
-# (docs/contract-notes.md, Finders' photos). The image area asks these for targetType 5
+# (docs/contract/images.md, Finders' photos). The image area asks these for targetType 5
 # and 6; the entry asks its trackable, as every child does.
 
 Entry = TrackableComment | JourneyStop

@@ -1,5 +1,5 @@
 """Atom feeds (RFC 4287) of a trackable and of a group, for people who follow them in a
-feed reader (docs/contract-notes.md, Feeds), beside the public pages.
+feed reader (docs/contract/events.md, Feeds), beside the public pages.
 
 What a feed holds is what the anonymous viewer may see (app.services.trackables.items.feeds),
 whoever asks; a trackable or group hidden from them is the HTML 404 page, as their public

@@ -1,7 +1,7 @@
 """Every problem response carries a machine `code` from one registry (app.error_codes),
 and the OpenAPI document says so: the document walked operation by operation, each kind
 of error provoked through HTTP, the contract's trackable codes, and the specific codes a
-client acts on (docs/contract-notes.md, Error codes)."""
+client acts on (docs/contract/wire.md, Error codes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cursor pagination of every growing list (docs/contract-notes.md, Pagination), through
+"""Cursor pagination of every growing list (docs/contract/wire.md, Pagination), through
 HTTP: walking the pages gives the unpaged list; rows added and deleted between pages
 cause no duplicate and no gap among the rows present throughout; the last page has no
 `Link`; bad `limit` and `cursor` are 400 naming them; the unpaged answer is unchanged;

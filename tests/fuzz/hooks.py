@@ -1,7 +1,7 @@
 """Schemathesis hooks of tests/fuzz/schemathesis_run.py (loaded through `hooks` in
 schemathesis.toml): this service's own rule as a check, beside the built-in ones. Every
 problem response carries a `code` of the registry the document publishes
-(`x-error-codes`), registered for the response's status (docs/contract-notes.md, Error
+(`x-error-codes`), registered for the response's status (docs/contract/wire.md, Error
 codes). The built-in checks see only that `code` is a string."""
 
 from __future__ import annotations

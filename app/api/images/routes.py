@@ -1,6 +1,6 @@
 """Image routes (contract: Images, rules 1-5; decisions: Images), finders' photos (images
 of a trackable comment or journey stop, targetType 5 and 6) included: same upload, same
-pipeline, one DELETE (docs/contract-notes.md, Finders' photos)."""
+pipeline, one DELETE (docs/contract/images.md, Finders' photos)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ class NotificationSchema(Schema):
     event_type = fields.String(
         required=True,
         metadata={
-            "description": "What happened (docs/contract-notes.md, Events and notifications); "
+            "description": "What happened (docs/contract/events.md, Events and notifications); "
             "a client treats a type it does not know as a generic change.",
             "enum": [kind.value for kind in EventType],
         },

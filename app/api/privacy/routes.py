@@ -1,4 +1,4 @@
-"""Personal data export routes (docs/contract-notes.md, Data export): the
+"""Personal data export routes (docs/contract/privacy.md, Data export): the
 signed-in account asks for a copy of its data, follows the export and downloads it. An
 export is its account's alone: everyone else gets 404."""
 

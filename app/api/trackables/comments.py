@@ -47,7 +47,7 @@ class ReusedTagProblemSchema(ProblemSchema):
 
 def reused_tag_response(record: str) -> dict[str, Any]:
     """The 409 of a comment or stop write whose `clientMutationId` was used before on the
-    trackable for another payload (docs/contract-notes.md, Replayed clientMutationIds)."""
+    trackable for another payload (docs/contract/sync.md, Replayed clientMutationIds)."""
     return {
         "schema": ReusedTagProblemSchema,
         "content_type": PROBLEM_JSON,

@@ -1,4 +1,4 @@
-"""Printable labels (docs/contract-notes.md, Printable labels), on the
+"""Printable labels (docs/contract/trackables.md, Printable labels), on the
 trackables blueprint: POST /api/trackables/labels answers a PDF sheet of labels.
 
 The codes travel in the JSON body only, never in the URL (the access log writes the URL,

@@ -1,4 +1,4 @@
-"""Area watch routes (beyond the contract; docs/contract-notes.md, Events and
+"""Area watch routes (beyond the contract; docs/contract/events.md, Events and
 notifications): signed in only, and only the caller's own watches."""
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def document_webhooks(spec: APISpec) -> None:
             kind.value,
             "WebhookPayload",
             f"A `{kind.value}` event, sent to subscriptions that hear of it (docs/"
-            "contract-notes.md, Events and notifications; Webhooks).",
+            "contract/events.md, Events and notifications; docs/contract/webhooks.md).",
         )
         for kind in EventType
     }

@@ -14,7 +14,7 @@ EVENT_TYPE_NAMES = [kind.value for kind in EventType]
 EVENT_TYPES_MAX = len(EVENT_TYPE_NAMES)
 
 EVENT_TYPES_DESCRIPTION = (
-    "The event types it receives (docs/contract-notes.md, Events and notifications). "
+    "The event types it receives (docs/contract/events.md, Events and notifications). "
     "Empty: every type, including types added later."
 )
 

@@ -1,6 +1,6 @@
 """Area watches (beyond the contract): a signed-in user watches a map window,
 optionally in one content language, and hears of new public notes and new journey stops
-of publicly visible trackables inside it (docs/contract-notes.md, Events and
+of publicly visible trackables inside it (docs/contract/events.md, Events and
 notifications).
 
 A window is the discovery's (services.shared.areas.Bounds: min_longitude > max_longitude

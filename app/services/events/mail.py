@@ -1,5 +1,5 @@
 """Notification mail: the event listener that queues mail for the inbox rows a fan-out
-wrote, and the worker's jobs that send it (docs/contract-notes.md, Notification mail).
+wrote, and the worker's jobs that send it (docs/contract/events.md, Notification mail).
 
 Everything is decided again when the mail is sent: the setting at that time, a confirmed
 address, the notification still unread, and its subject still visible to the user (the

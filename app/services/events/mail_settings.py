@@ -1,6 +1,6 @@
 """A user's notification mail settings: no mail, one per notification,
 or a daily digest, and the mail's language; read and changed by the user, removed with
-the account (docs/contract-notes.md, Notification mail).
+the account (docs/contract/events.md, Notification mail).
 
 No row means the defaults: a daily digest in English. A watch exists to be told of
 something, and a digest tells without flooding; mail only ever goes to a confirmed

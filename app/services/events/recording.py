@@ -36,7 +36,7 @@ TEAM_NOTE_EDITS_COALESCED = timedelta(minutes=15)
 
 
 class EventType(StrEnum):
-    """Every kind of event (docs/contract-notes.md, Events and notifications)."""
+    """Every kind of event (docs/contract/events.md, Events and notifications)."""
 
     ACTIVATED = "trackable.activated"
     COMMENT_WRITTEN = "trackable.comment.written"

@@ -141,7 +141,7 @@ def get_managed(viewer: Viewer, scope: OwnerScope, note_id: uuid.UUID) -> Note:
 
     The note is read locked until the commit (`lock_rows`): a sync push of the same note
     checks its base version under the same lock, so neither write overwrites the other
-    unseen (docs/contract-notes.md, Sync)."""
+    unseen (docs/contract/sync.md, Sync)."""
     category_policy.require_scope(viewer, scope)
     lock_rows(db.session, select(Note).where(Note.id == note_id))
     return check_managed(viewer, scope, db.session.get(Note, note_id))

@@ -1,4 +1,4 @@
-"""Personal data exports (docs/contract-notes.md, Data export): asking for one, reading
+"""Personal data exports (docs/contract/privacy.md, Data export): asking for one, reading
 its state, downloading it, the worker's job that makes it, the hourly sweep and the account
 clean-up.
 

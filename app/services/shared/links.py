@@ -5,7 +5,7 @@ trackable and group create and update call before saving a link, whatever the cl
 verified before. Both answer a rejected link with the same 400 problem details
 (`supportUrl`, plus `upstreamStatusCode` when the destination answered with an HTTP error).
 The fetching rules live in app.integrations.outbound; the choices are listed in
-docs/contract-notes.md (External links).
+docs/contract/README.md (External links).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The fingerprint of a request tagged with a `clientMutationId` (docs/contract-notes.md,
+"""The fingerprint of a request tagged with a `clientMutationId` (docs/contract/sync.md,
 Replayed clientMutationIds): a retry carries the same tag and the same payload; the same
 tag with another payload is another change that reused the tag, and is refused rather
 than answered with the first record."""

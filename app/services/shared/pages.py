@@ -1,4 +1,4 @@
-"""Keyset pagination of list reads (docs/contract-notes.md, Pagination).
+"""Keyset pagination of list reads (docs/contract/wire.md, Pagination).
 
 A list has one stable `Order`: its sort keys, the last of them unique (the primary key),
 so that every row has exactly one place. A `Page` is the first `limit` rows whose key

@@ -1,5 +1,5 @@
 """Abuse resistance: reports and error posts are rate limited per client and repeated
-reports of the same content are one (decisions: Wire format 429; contract-notes)."""
+reports of the same content are one (decisions: Wire format 429; docs/contract/compliance.md)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from tests.jobs import delivered_mail
 LOGIN_URL = "/api/auth/login?useCookies=false&useSessionCookies=false"
 STRONG_PASSWORD = "walking-by-the-river-42"
 OTHER_STRONG_PASSWORD = "maps-and-lanterns-77"
-# The machine code of each sign-in failure string (docs/contract-notes.md, Error codes).
+# The machine code of each sign-in failure string (docs/contract/wire.md, Error codes).
 SIGN_IN_CODES = {
     "Failed": "invalid_credentials",
     "LockedOut": "account_locked_out",

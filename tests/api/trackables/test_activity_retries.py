@@ -1,4 +1,4 @@
-"""Offline-safe activity writes (beyond the contract; docs/contract-notes.md, Trackable
+"""Offline-safe activity writes (beyond the contract; docs/contract/trackables.md, Trackable
 activity): a comment or journey stop sent again with the same `clientMutationId` returns
 the first result instead of a duplicate, also when the two copies race each other."""
 

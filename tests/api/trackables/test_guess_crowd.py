@@ -1,5 +1,5 @@
 """A guess budget that does not punish a crowd (issue: the finder's website, point 9;
-decisions: Trackable codes; docs/contract-notes.md, Guess budget).
+decisions: Trackable codes; docs/contract/trackables.md, Guess budget).
 
 - System codes are normalised before they are matched or counted: after the literal
   prefix, spaces and hyphens are ignored and the decisions' character mapping applies, in

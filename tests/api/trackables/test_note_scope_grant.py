@@ -1,4 +1,4 @@
-"""Note visibility rule 4 (contract: Note, visibility rule 4; docs/contract-notes.md,
+"""Note visibility rule 4 (contract: Note, visibility rule 4; docs/contract/trackables.md,
 Trackable activity): attaching a trackable to a note grants the trackable the note's
 owner scope. A hidden (`VisibleOnceAccessed`) trackable attached to a note becomes
 visible to that note's owner and, on a team note, to the team's active members, while

@@ -116,7 +116,7 @@ LANDING = {"trackableId", "activationRequired", "isGrouped", "activationContexts
 ONE = "/api/trackables/{trackableId}"
 GROUP_WATCH = "/api/trackables/groups/{trackableGroupId}/watch"
 ACTIVE_ONE = "/api/trackables/active/{trackableId}"
-PAGED = {"limit", "cursor"}  # beyond the contract: docs/contract-notes.md, Pagination
+PAGED = {"limit", "cursor"}  # beyond the contract: docs/contract/wire.md, Pagination
 
 # (method, path, access, request body fields or None, query parameters, response fields
 # or None when the contract shows no payload)

@@ -2,7 +2,7 @@
 visits, writes carrying an `accessCode` that match nothing, and bring-your-own secrets
 refused as taken count against the client; over its budget within
 SECRET_GUESS_WINDOW_MINUTES every such request is 429 with `Retry-After` until enough
-counted misses leave the window (docs/contract-notes.md, Guess budget).
+counted misses leave the window (docs/contract/trackables.md, Guess budget).
 
 The budget is checked before a code is resolved, and a refused request counts nothing: an
 over-budget client learns nothing about its guess, a hit included, and its wait does not

@@ -1,6 +1,6 @@
 """Who may write a comment or a journey stop, and the offline-safe parts of those writes
 (contract: Trackables: comments and journey, rule 1; Trackable activation; decisions:
-Trackable codes; docs/contract-notes.md, Trackable activity).
+Trackable codes; docs/contract/trackables.md, Trackable activity).
 
 `writable` settles rule 1; only after it is an unactivated item refused, so who does not
 hold it learns nothing about its state. `write_once` makes a write tagged with a

@@ -1,7 +1,7 @@
 """Attaching trackables to a note (contract: Public note pages, "Attaching requires the note
 owner or a team admin, requires an existing short secret code match or an active
 session"; Note attachment and visibility; decisions: "Attaching by a code...";
-docs/contract-notes.md, Trackable activity).
+docs/contract/trackables.md, Trackable activity).
 
 The note must be one the caller may open (404) and manage (403). Every trackable is checked
 before anything is written. Attaching goes through the notes area (`notes.attach_trackable`),

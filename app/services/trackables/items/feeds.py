@@ -1,4 +1,4 @@
-"""What the Atom feeds of a trackable and of a group hold (docs/contract-notes.md, Feeds):
+"""What the Atom feeds of a trackable and of a group hold (docs/contract/events.md, Feeds):
 the entries an anonymous viewer may see, newest first.
 
 A feed is read as the anonymous viewer, whoever asks: a feed URL is shared and cached, so an

@@ -1,5 +1,5 @@
 """Trackable comments (contract: Trackables: comments and journey, rules 1-3; Trackable
-activation; docs/contract-notes.md, Trackable activity).
+activation; docs/contract/trackables.md, Trackable activity).
 
 Reading follows the trackable: whoever may see it reads its comments, newest first, capped.
 Writing is rule 1 (`possession.writable`), never on an unactivated item. Edit: only the

@@ -5,7 +5,7 @@ A stop is an immutable snapshot of where a trackable was, saved once and never c
 written: activation's initial stop, note attachment and direct reports all go through it.
 The coordinate is snapped to a grid, and the snapped pair is all that is stored, labelled,
 counted and shown: the raw position goes no further than this module
-(docs/contract-notes.md, Stop precision). Saving a stop is activity: the trackable's (and
+(docs/contract/trackables.md, Stop precision). Saving a stop is activity: the trackable's (and
 its group's) `last_activity_utc` moves, and its journey statistics are recomputed.
 """
 

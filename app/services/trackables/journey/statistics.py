@@ -1,4 +1,4 @@
-"""A trackable's journey statistics (docs/contract-notes.md, Journey statistics): how far it
+"""A trackable's journey statistics (docs/contract/trackables.md, Journey statistics): how far it
 travelled, how many stops, which countries, its first and last stop's time.
 
 They are stored on the trackable's row (`journey_*`), so reads and lists cost nothing, and

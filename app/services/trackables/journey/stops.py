@@ -1,6 +1,6 @@
 """The journey of a trackable: reading it, adding and deleting stops (contract: Journey stop
 (read shape); Trackables: comments and journey, rules 1 and 3; decisions: journeys are
-listed oldest stop first; docs/contract-notes.md, Trackable activity). The writer itself,
+listed oldest stop first; docs/contract/trackables.md, Trackable activity). The writer itself,
 with its grid snapping and label, is `journey.record_stop`.
 
 Reading follows the trackable: whoever may see it reads its whole journey, oldest first,

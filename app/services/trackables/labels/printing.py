@@ -1,4 +1,4 @@
-"""Printable labels (docs/contract-notes.md, Printable labels): a PDF sheet of labels for
+"""Printable labels (docs/contract/trackables.md, Printable labels): a PDF sheet of labels for
 trackables whose codes the caller holds.
 
 No secret is kept for this: codes are stored only as keyed hashes, so the client sends each
