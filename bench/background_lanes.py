@@ -27,9 +27,9 @@ from sqlalchemy import create_engine, text  # noqa: E402 - the repository on the
 from app.extensions import db  # noqa: E402
 from app.models import Base  # noqa: E402
 from tests.api.webhooks import stall  # noqa: E402
-from tests.api.webhooks.conftest import Receiver, reachable  # noqa: E402
 from tests.conftest import ApiClient, make_test_app  # noqa: E402
 from tests.hanging_peers import BlackHole  # noqa: E402
+from tests.receivers import Receiver, reachable  # noqa: E402
 
 SERVER = "postgresql://postgres@127.0.0.1:5432"
 DATABASE = "bench_lanes"

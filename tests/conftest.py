@@ -58,8 +58,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-# The browser's fixtures (one Chromium per test process), defined once for every module.
-pytest_plugins = ["tests.web.browser"]
+# Fixtures shared by several areas, defined once: the browser (one Chromium per test
+# process), the race barrier, the inbox world, the webhook receivers.
+pytest_plugins = ["tests.web.browser", "tests.racing", "tests.inboxes", "tests.receivers"]
 
 
 def needs_fast_path(name: str) -> pytest.MarkDecorator:

@@ -1,29 +1,41 @@
-"""A barrier for race tests that does not wait out its timeout when the race is already
-decided. Each racer stops at the barrier just after the read that decides its write:
-without the lock under test they all get there and go on together (and the test fails);
-with it, the racers that are not there are waiting for the lock one of the others holds.
-A plain `threading.Barrier` could only see that by timing out; this one also sees it
-directly, and breaks at once, as the timeout would have broken it later:
-
-- PostgreSQL: the test database's other sessions waiting on a lock (`pg_stat_activity`,
-  read on a connection of the barrier's own; advisory locks included, which the driver
-  shortcuts take below SQLAlchemy's events);
-- SQLite: racers inside one statement for BLOCKED_SECONDS (`BEGIN IMMEDIATE`, or a
-  write, waiting for the database's write lock), seen through the engine's events.
+"""The race tests' harness: requests run at the same moment in threads (`run_together`),
+each stopped just after the read that decides its write (`stop_after`) at a barrier that
+does not wait out its timeout when the race is already decided (`LockBarrier`, the
+`barrier` fixture). Without the lock under test the racers all get there and go on
+together (and the test fails); with it, the missing racers wait for the lock one of the
+others holds, and the barrier breaks as soon as it sees them waiting, as its timeout would
+have broken it later: on PostgreSQL, the test database's other sessions waiting on a lock
+(`pg_stat_activity`, advisory locks included); on SQLite, racers inside one statement for
+BLOCKED_SECONDS (`BEGIN IMMEDIATE`, or a write, waiting for the database's write lock).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
+import pytest
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine, make_url
+
+from app.auth import issue_access_token
+from app.extensions import db
+from app.models.user import User
 
 # Well above any statement of a test database (milliseconds), well below the timeout.
 BLOCKED_SECONDS = 0.3
 POLL_SECONDS = 0.02
+# How long the thread that holds the lock waits for the others at the barrier before it
+# goes on; it goes on at once when they are seen waiting for the lock (see the module).
+BARRIER_SECONDS = 5.0
+# Twenty racers, more than a pool's connections (15): those waiting for a connection are
+# not seen waiting in the database, so the barrier waits its timeout; kept short, as the
+# pool's own wait (DATABASE_POOL_TIMEOUT_SECONDS, 5 s) must not run out first.
+POOL_BOUND_SECONDS = 2.0
+
 _started: dict[threading.Thread, float] = {}  # thread -> when its statement began
 _watchers: dict[str, Engine] = {}
 LOCK_WAITERS = text(
@@ -74,8 +86,6 @@ class LockBarrier:
 
     def __init__(self, parties: int, timeout: float = 10.0, database_url: str | None = None):
         if database_url is None:
-            from app.extensions import db
-
             database_url = db.engine.url.render_as_string(hide_password=False)
         self.postgresql = make_url(database_url).get_backend_name() == "postgresql"
         self.database_url = database_url
@@ -131,3 +141,59 @@ def wait_while_running(
         if seen_blocked >= 2:
             return
         time.sleep(POLL_SECONDS)
+
+
+def stop_after(
+    monkeypatch: pytest.MonkeyPatch, target: str, barrier: Any, on_call: int = 1
+) -> None:
+    """Make each thread's `on_call`-th call of `target` ("module.function") wait at
+    `barrier` after it returns (or raises)."""
+    module_name, name = target.rsplit(".", 1)
+    module = __import__(module_name, fromlist=[name])
+    original = getattr(module, name)
+    local = threading.local()
+
+    def waiting(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(*args, **kwargs)
+        finally:
+            local.calls = getattr(local, "calls", 0) + 1
+            if local.calls == on_call:
+                # Broken: the other thread waits for the lock this one holds.
+                with contextlib.suppress(threading.BrokenBarrierError):
+                    barrier.wait()
+
+    monkeypatch.setattr(module, name, waiting)
+
+
+def run_together(app, calls: list[tuple[User, Callable[[Any, dict[str, str]], Any]]]) -> list:
+    """Each (user, call) runs in its own thread with its own client, at the same moment;
+    returns each thread's (status, JSON body)."""
+    headers = [{"Authorization": f"Bearer {issue_access_token(user)}"} for user, _ in calls]
+    db.session.commit()  # the test's own session holds nothing while the threads run
+    results: list[Any] = [None] * len(calls)
+    start = threading.Barrier(len(calls), timeout=30)
+
+    def run(index: int) -> None:
+        client = app.test_client()
+        start.wait()
+        response = calls[index][1](client, headers[index])
+        body = response.get_json(force=True, silent=True) if response.data else None
+        results[index] = (response.status_code, body)
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    db.session.expire_all()
+    return results
+
+
+@pytest.fixture
+def barrier(app) -> LockBarrier:
+    return LockBarrier(2, timeout=BARRIER_SECONDS)
+
+
+def statuses(results: list) -> list[int]:
+    return sorted(status for status, _ in results)

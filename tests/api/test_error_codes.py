@@ -473,7 +473,7 @@ def test_an_unexpected_failure(app, api, monkeypatch):
 
 
 def test_a_deadlock_run_twice(api, monkeypatch):
-    from tests.test_database import deadlocking
+    from tests.platform.test_database import deadlocking
 
     deadlocking(monkeypatch, times=2)
     response = api.as_user(make_user()).post("/api/notes/mine", json={"title": "Twice"})

@@ -12,7 +12,6 @@ Exactly one wins; the other gets the answer a repeated request gets.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import threading
 from collections.abc import Callable
@@ -29,72 +28,15 @@ from app.models.team import MembershipStatus, TeamMembership
 from app.models.user import User
 from tests.factories import count_rows as count
 from tests.factories import make_category, make_membership, make_note, make_team, make_user
-from tests.racing import LockBarrier, wait_while_running
-
-# How long the thread that holds the lock waits for the others at the barrier before it
-# goes on; it goes on at once when they are seen waiting for the lock (tests/racing.py).
-BARRIER_SECONDS = 5.0
-# Twenty racers, more than a pool's connections (15): those waiting for a connection are
-# not seen waiting in the database, so the barrier waits its timeout; kept short, as the
-# pool's own wait (DATABASE_POOL_TIMEOUT_SECONDS, 5 s) must not run out first.
-POOL_BOUND_SECONDS = 2.0
-
-
-def stop_after(
-    monkeypatch: pytest.MonkeyPatch, target: str, barrier: Any, on_call: int = 1
-) -> None:
-    """Make each thread's `on_call`-th call of `target` ("module.function") wait at
-    `barrier` after it returns (or raises)."""
-    module_name, name = target.rsplit(".", 1)
-    module = __import__(module_name, fromlist=[name])
-    original = getattr(module, name)
-    local = threading.local()
-
-    def waiting(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return original(*args, **kwargs)
-        finally:
-            local.calls = getattr(local, "calls", 0) + 1
-            if local.calls == on_call:
-                # Broken: the other thread waits for the lock this one holds.
-                with contextlib.suppress(threading.BrokenBarrierError):
-                    barrier.wait()
-
-    monkeypatch.setattr(module, name, waiting)
-
-
-def run_together(app, calls: list[tuple[User, Callable[[Any, dict[str, str]], Any]]]) -> list:
-    """Each (user, call) runs in its own thread with its own client, at the same moment;
-    returns each thread's (status, JSON body)."""
-    headers = [{"Authorization": f"Bearer {issue_access_token(user)}"} for user, _ in calls]
-    db.session.commit()  # the test's own session holds nothing while the threads run
-    results: list[Any] = [None] * len(calls)
-    start = threading.Barrier(len(calls), timeout=30)
-
-    def run(index: int) -> None:
-        client = app.test_client()
-        start.wait()
-        response = calls[index][1](client, headers[index])
-        body = response.get_json(force=True, silent=True) if response.data else None
-        results[index] = (response.status_code, body)
-
-    threads = [threading.Thread(target=run, args=(index,)) for index in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    db.session.expire_all()
-    return results
-
-
-@pytest.fixture
-def barrier(app) -> LockBarrier:
-    return LockBarrier(2, timeout=BARRIER_SECONDS)
-
-
-def statuses(results: list) -> list[int]:
-    return sorted(status for status, _ in results)
-
+from tests.racing import (
+    BARRIER_SECONDS,
+    POOL_BOUND_SECONDS,
+    LockBarrier,
+    run_together,
+    statuses,
+    stop_after,
+    wait_while_running,
+)
 
 # --- categories ----------------------------------------------------------------------------
 

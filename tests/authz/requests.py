@@ -47,7 +47,7 @@ def fresh_registration(_world: Any, _caller: str) -> dict[str, Any]:
 
 
 def report(_world: Any, _caller: str) -> dict[str, Any]:
-    from tests.api.compliance.conftest import report_body
+    from tests.reports import report_body
 
     return report_body()
 

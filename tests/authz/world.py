@@ -168,7 +168,7 @@ class World:
         self.ids["account_export"] = response.get_json()["exportId"]
 
     def _make_report(self) -> None:
-        from tests.api.compliance.conftest import report_body
+        from tests.reports import report_body
 
         response = self.request("owner", "POST", "/api/compliance/reports", json=report_body())
         assert response.status_code == 201, response.get_data(as_text=True)

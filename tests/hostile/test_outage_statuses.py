@@ -1,7 +1,7 @@
 """Every operation of the OpenAPI document, with the database refusing connections,
 answers a status its entry lists, as problem+json with a registered `code`: a status an
 operation can answer and its entry does not list fails here (the server-level limits,
-414 and 431, are checked under gunicorn in tests/test_gunicorn.py)."""
+414 and 431, are checked under gunicorn in tests/platform/test_gunicorn.py)."""
 
 from __future__ import annotations
 

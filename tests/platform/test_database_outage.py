@@ -29,7 +29,7 @@ from tests.factories import make_user
 
 pytestmark = pytest.mark.timed_processes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUTAGE_SECONDS = 3.0
 ANSWER_WITHIN = 2.0
 RECOVER_WITHIN = 5.0

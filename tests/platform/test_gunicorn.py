@@ -15,7 +15,7 @@ import pytest
 
 from tests.serving import gunicorn_serving
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SECRET_LOOKING = "LNK7M2Q9XT"
 
 

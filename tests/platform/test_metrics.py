@@ -22,10 +22,10 @@ from app.platform.jobs import JobKind
 from app.platform.metrics import value
 from app.platform.probes import arrived_at
 from app.platform.startup_checks import production_problems
-from tests.api.images.conftest import upload
 from tests.conftest import assert_problem
 from tests.factories import make_note, make_trackable, make_user
 from tests.jobs import job_kinds_added
+from tests.uploads import upload
 
 TOKEN = "m" * 40
 BEARER = {"Authorization": f"Bearer {TOKEN}"}

@@ -17,7 +17,7 @@ import pytest
 from app.platform.ratelimit_storage import DatabaseStorage
 from tests.serving import gunicorn_serving
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 4
 
 

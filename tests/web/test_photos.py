@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 
 from app.models.trackable import TrackableVisibility
-from tests.api.images.conftest import upload
 from tests.api.images.samples import sample
 from tests.factories import make_trackable
+from tests.uploads import upload
 from tests.web.conftest import text_of
 
 IMG = re.compile(r"<img ([^>]*)>")

@@ -7,8 +7,8 @@ import pytest
 
 from app.extensions import db
 from app.models.compliance import ContentReport
-from tests.api.compliance.conftest import report_body
 from tests.conftest import assert_problem
+from tests.reports import report_body
 
 
 @pytest.fixture

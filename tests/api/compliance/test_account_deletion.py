@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.extensions import db
 from app.models.compliance import ContentReport
-from tests.api.compliance.conftest import file_report
+from tests.reports import file_report
 
 
 def test_reports_stay_with_the_reporter_detached(api, reporter, superadmin):

@@ -6,9 +6,9 @@ import pytest
 
 from app.extensions import db
 from app.models.compliance import ContentReport
-from tests.api.compliance.conftest import file_report, report_body
 from tests.conftest import assert_problem
 from tests.factories import make_note
+from tests.reports import file_report, report_body
 
 READ_SHAPE = {
     "contentReportId",

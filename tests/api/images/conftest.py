@@ -1,24 +1,15 @@
-"""Fixtures of the image API tests: an uploader helper, the stored files, and a real
-S3-compatible server (moto's server mode, one per test module that asks for `bucket`;
-those tests skip, saying why, when moto is not installed)."""
+"""Fixtures of the image API tests: the stored files, and a real S3-compatible server
+(moto's server mode, one per test module that asks for `bucket`; those tests skip, saying
+why, when moto is not installed)."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
 
 from tests.api.images.s3 import BUCKET, ENDPOINT
-from tests.api.images.samples import sample
 from tests.s3 import empty_bucket, s3_serving
-
-
-def upload(client, url: str, data: bytes | None = None, *, field: str = "file", name="x.jpg"):
-    data = sample("JPEG") if data is None else data
-    return client.post(
-        url, data={field: (io.BytesIO(data), name)}, content_type="multipart/form-data"
-    )
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ import pytest
 from app.extensions import db
 from app.models.enums import NoteVisibility
 from app.storage.images import internal_uri
-from tests.api.images.conftest import upload
 from tests.conftest import assert_problem
 from tests.factories import make_note, make_user
+from tests.uploads import upload
 
 PREFIX = "/_protected_images/"
 

@@ -13,7 +13,6 @@ import pytest
 from app.models.enums import NoteVisibility
 from app.models.team import PageVisibility
 from app.models.trackable import TrackableVisibility
-from tests.api.images.conftest import upload
 from tests.conftest import assert_problem
 from tests.factories import (
     make_group,
@@ -23,6 +22,7 @@ from tests.factories import (
     make_user,
     unlock_trackable,
 )
+from tests.uploads import upload
 
 
 @dataclass

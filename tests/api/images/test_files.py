@@ -6,9 +6,9 @@ import pytest
 
 from app.models.enums import NoteVisibility
 from app.models.image import ContentImage
-from tests.api.images.conftest import upload
 from tests.conftest import assert_problem
 from tests.factories import count_rows, make_note, make_user
+from tests.uploads import upload
 
 
 @pytest.fixture

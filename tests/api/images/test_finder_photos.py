@@ -17,7 +17,6 @@ from PIL import Image
 from app.extensions import db
 from app.models.image import ContentImage
 from app.models.trackable import TrackableComment, TrackableVisibility
-from tests.api.images.conftest import upload
 from tests.api.images.samples import jpeg_with_metadata, sample
 from tests.conftest import ApiClient, assert_problem
 from tests.factories import (
@@ -28,6 +27,7 @@ from tests.factories import (
     make_trackable,
     make_user,
 )
+from tests.uploads import upload
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import pytest
 
 from app.models.enums import NoteVisibility
 from app.models.image import ContentImage
-from tests.api.images.conftest import upload
 from tests.factories import count_rows, make_group, make_note, make_team, make_trackable, make_user
+from tests.uploads import upload
 
 
 @pytest.fixture

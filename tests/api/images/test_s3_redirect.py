@@ -13,10 +13,10 @@ import requests
 
 from app.extensions import db
 from app.models.enums import NoteVisibility
-from tests.api.images.conftest import upload
 from tests.api.images.s3 import BUCKET, ENDPOINT, S3_SETTINGS, Refused, check_presigned
 from tests.conftest import assert_problem
 from tests.factories import make_note, make_trackable, make_user
+from tests.uploads import upload
 
 JPEG_START = b"\xff\xd8\xff"
 

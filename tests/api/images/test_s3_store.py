@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 import requests
 
-from tests.api.images.conftest import upload
 from tests.api.images.s3 import BUCKET, S3_SETTINGS, keys
 from tests.conftest import assert_problem
 from tests.factories import make_user
+from tests.uploads import upload
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.api.images.conftest import upload
 from tests.factories import make_user
+from tests.uploads import upload
 
 
 def _stray(root: Path, name: str, *, age_seconds: int = 7200) -> Path:

@@ -14,10 +14,10 @@ from app.extensions import db
 from app.models.base import utcnow
 from app.models.budget import BudgetSpend
 from app.models.image import ContentImage
-from tests.api.images.conftest import upload
 from tests.api.images.samples import flat_png, jpeg_claiming, sample
 from tests.conftest import assert_problem
 from tests.factories import make_note, make_user
+from tests.uploads import upload
 
 PROFILE = "/api/images/profiles"
 

@@ -7,10 +7,10 @@ import io
 import pytest
 from PIL import Image, ImageFile
 
-from tests.api.images.conftest import upload
 from tests.api.images.samples import jpeg_with_metadata, photo, png_header_only, sample
 from tests.conftest import assert_problem
 from tests.factories import make_user
+from tests.uploads import upload
 
 SIZES = {"thumbnail": 64, "small": 306, "medium": 612, "large": 1024}
 

@@ -14,28 +14,14 @@ from app.extensions import db
 from app.models.event import Event
 from app.models.trackable import TrackableVisibility
 from app.models.user import User
-from tests.api.notifications.conftest import inbox, watch
 from tests.factories import make_team, make_trackable, make_user, unlock_trackable
+from tests.inboxes import ZURICH, around, inbox, watch, watch_area
 from tests.jobs import run_jobs
-
-ZURICH = (47.37, 8.54)
 
 
 def ok(response: Any, status: int = 200) -> Any:
     assert response.status_code == status, response.data
     return response.get_json() if response.data else None
-
-
-def watch_area(
-    api: Any, user: User, south: float, west: float, north: float, east: float, **extra: Any
-) -> None:
-    body = {"minLatitude": south, "minLongitude": west, "maxLatitude": north, "maxLongitude": east}
-    ok(api.as_user(user).post("/api/watches/areas", json={**body, **extra}), 201)
-
-
-def around(api: Any, user: User, point: tuple[float, float] = ZURICH, **extra: Any) -> None:
-    latitude, longitude = point
-    watch_area(api, user, latitude - 0.1, longitude - 0.1, latitude + 0.1, longitude + 0.1, **extra)
 
 
 def note(

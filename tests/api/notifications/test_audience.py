@@ -12,8 +12,8 @@ from sqlalchemy import delete, select
 from app.extensions import db
 from app.models.event import Event, Notification
 from app.models.trackable import TrackableUnlock, TrackableVisibility
-from tests.api.notifications.conftest import World, hearers, inbox, watch
 from tests.factories import codes_of, make_note, make_trackable, make_user, unlock_trackable
+from tests.inboxes import World, hearers, inbox, watch
 from tests.jobs import run_jobs
 
 EVERYONE = {"owner", "admin", "item_watcher", "group_watcher"}

@@ -35,7 +35,7 @@ from app.models.event import Event, Notification
 from app.models.job import Job, JobState
 from app.models.trackable import JourneyStop, TrackableComment
 from app.services.events.recording import FAN_OUT, EventType, record
-from tests.api.notifications.conftest import World, inbox
+from tests.inboxes import World, inbox
 from tests.serving import ROOT, free_port, healthy
 
 pytestmark = pytest.mark.timed_processes

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models.event import Notification
-from tests.api.notifications.conftest import World, inbox
+from tests.inboxes import World, inbox
 from tests.jobs import run_jobs
 
 PROBLEM = "application/problem+json"

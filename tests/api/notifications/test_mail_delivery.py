@@ -26,8 +26,8 @@ from app.platform.mail import outbox
 from app.services.events import mail as mail_module
 from app.services.events.mail import MAIL_DIGEST, MAIL_ONE, next_digest_time
 from tests.api.identity.test_mail_backends import SmtpServer
-from tests.api.notifications.conftest import World, watch
 from tests.factories import make_user, unlock_trackable
+from tests.inboxes import World, watch
 from tests.jobs import run_jobs
 from tests.serving import free_port
 

@@ -12,9 +12,9 @@ from app.models.notification_mail import (
     NotificationMail,
     NotificationSettings,
 )
-from tests.api.notifications.conftest import World
 from tests.conftest import assert_problem
 from tests.factories import make_user
+from tests.inboxes import World
 from tests.jobs import run_jobs
 
 URL = "/api/notifications/settings"

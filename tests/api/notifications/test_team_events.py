@@ -16,8 +16,8 @@ from app.extensions import db
 from app.models.event import Event
 from app.models.team import JoinPolicy, TeamMembership
 from app.models.user import User
-from tests.api.notifications.conftest import inbox
 from tests.factories import make_team, make_user
+from tests.inboxes import inbox
 from tests.jobs import run_jobs
 
 

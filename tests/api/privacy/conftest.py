@@ -18,9 +18,7 @@ from app.models.trackable import TrackableCode
 from app.models.user import User
 from app.models.webhook import WebhookSubscription
 from app.platform.mail import outbox
-from tests.api.compliance.conftest import report_body
 from tests.api.identity.helpers import totp
-from tests.api.images.conftest import upload
 from tests.factories import (
     DEFAULT_PASSWORD,
     codes_of,
@@ -35,6 +33,8 @@ from tests.factories import (
     unlock_trackable,
 )
 from tests.jobs import run_jobs
+from tests.reports import report_body
+from tests.uploads import upload
 
 EXPORT_URL = "/api/account/export"
 

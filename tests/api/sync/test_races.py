@@ -11,7 +11,6 @@ from app.extensions import db
 from app.models.category import Category
 from app.models.note import Note
 from tests.api.sync.helpers import DEVICE, PUSH, category_record, note_record, wire_time
-from tests.api.test_races import barrier, run_together, stop_after
 from tests.factories import (
     count_rows,
     make_category,
@@ -20,8 +19,7 @@ from tests.factories import (
     make_team,
     make_user,
 )
-
-__all__ = ["barrier"]  # the fixture, shared with tests/api/test_races.py
+from tests.racing import run_together, stop_after
 
 
 def _push(record: dict):

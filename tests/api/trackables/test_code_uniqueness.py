@@ -19,10 +19,9 @@ from app.extensions import db
 from app.models.trackable import Trackable, TrackableCode
 from app.services.trackables.codes import formats as codes
 from app.services.trackables.codes import issuing
-from tests.api.test_races import BARRIER_SECONDS
 from tests.factories import count_rows as count
 from tests.factories import make_trackable, make_user
-from tests.racing import LockBarrier
+from tests.racing import BARRIER_SECONDS, LockBarrier
 
 CREATE = "/api/trackables"
 FIXED_PUBLIC = "LN-AAAAAA"

@@ -17,9 +17,8 @@ from app.extensions import db
 from app.models.trackable import Trackable
 from app.models.user import User
 from app.services.trackables.journey import statistics
-from tests.api.test_races import BARRIER_SECONDS, stop_after
 from tests.api.trackables.conftest import Cast
-from tests.racing import LockBarrier
+from tests.racing import BARRIER_SECONDS, LockBarrier, stop_after
 
 POINTS = [(47.3769, 8.5417), (52.52, 13.405), (48.8566, 2.3522), (0.0, 179.9), (0.0, -179.9)]
 

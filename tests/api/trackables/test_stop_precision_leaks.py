@@ -24,15 +24,9 @@ from app.models.trackable import JourneyStop, StopPrecision
 from app.models.user import User
 from app.platform.mail import outbox
 from app.services.shared.mutations import payload_hash
-from tests.api.notifications.conftest import World, world  # noqa: F401 - its fixture
-from tests.api.notifications.test_area_events import around
-from tests.api.webhooks.conftest import (  # noqa: F401 - their fixtures
-    Receiver,
-    only_loopback,
-    receiver,
-    subscribe,
-)
+from tests.inboxes import World, around
 from tests.jobs import run_jobs
+from tests.receivers import Receiver, subscribe
 
 RAW = (-33.448891, -70.669266)
 SNAPPED = (-33.4, -70.7)
@@ -86,8 +80,8 @@ def confirmed(user: User) -> None:
 def test_a_coarse_stops_raw_position_reaches_no_table_mail_hook_feed_or_file(
     app,
     api,
-    world: World,  # noqa: F811 - the fixture imported above
-    receiver: Receiver,  # noqa: F811
+    world: World,
+    receiver: Receiver,
 ):
     # Everyone who hears of a new stop, by every channel.
     confirmed(world.item_watcher)
@@ -140,7 +134,7 @@ def test_a_coarse_stops_raw_position_reaches_no_table_mail_hook_feed_or_file(
     assert "-33.4" in api.get(f"/en/trackables/{code}").get_data(as_text=True)
 
 
-def test_the_check_finds_a_raw_position_where_there_is_one(app, world: World):  # noqa: F811
+def test_the_check_finds_a_raw_position_where_there_is_one(app, world: World):
     # Not vacuous: a stop stored at the raw position (as `exact` would nearly keep it)
     # is found in the database text by the same needles.
     db.session.add(

@@ -36,9 +36,9 @@ from app.models.trackable import TrackableWatch
 from app.models.webhook import WebhookAttempt, WebhookDelivery, WebhookSubscription
 from app.services import webhooks
 from app.services.webhooks.delivery import CIRCUIT_TIMEOUTS, DRAIN
-from tests.api.webhooks.conftest import Receiver
 from tests.factories import make_trackable, make_user
 from tests.hanging_peers import BlackHole
+from tests.receivers import Receiver
 from tests.serving import ROOT
 
 HOOKS, DUE_EACH, REGISTRATIONS = 20, 50, 20

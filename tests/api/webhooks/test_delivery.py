@@ -20,9 +20,9 @@ from app.platform.jobs import Worker
 from app.platform.mail import outbox
 from app.services import events
 from app.services.webhooks import delivery as delivery_module
-from tests.api.notifications.conftest import World
-from tests.api.webhooks.conftest import deliveries, subscribe, verify
+from tests.inboxes import World
 from tests.jobs import run_jobs
+from tests.receivers import deliveries, subscribe, verify
 
 pytestmark = pytest.mark.usefixtures("only_loopback")
 

@@ -19,9 +19,9 @@ from app.models.webhook import DeliveryState, WebhookDelivery, WebhookSubscripti
 from app.platform.jobs import Worker
 from app.services import webhooks
 from app.services.webhooks import delivery as delivery_module
-from tests.api.webhooks.conftest import subscribe, verify
 from tests.factories import make_user
 from tests.jobs import run_jobs
+from tests.receivers import subscribe, verify
 
 
 def waiting_drains() -> int:

@@ -17,8 +17,8 @@ from app.models.job import Job, JobState
 from app.models.webhook import DeliveryState, WebhookAttempt, WebhookDelivery
 from app.services.webhooks.delivery import DRAIN
 from tests.api.notifications.test_crashes import processes, stop, until  # noqa: F401
-from tests.api.webhooks.conftest import subscribe, verify
 from tests.factories import make_user
+from tests.receivers import subscribe, verify
 
 pytestmark = pytest.mark.timed_processes
 

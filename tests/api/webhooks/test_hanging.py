@@ -25,10 +25,10 @@ from app.models.webhook import (
 )
 from app.platform.jobs import Worker
 from app.services.webhooks import delivery as delivery_module
-from tests.api.webhooks.conftest import deliveries, subscribe
 from tests.factories import make_user
 from tests.hanging_peers import BlackHole
 from tests.jobs import run_jobs
+from tests.receivers import deliveries, subscribe
 
 
 def send_tests(api: Any, owner: Any, hook: dict[str, Any], count: int) -> None:

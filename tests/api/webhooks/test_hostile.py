@@ -17,10 +17,10 @@ from app.models.base import utcnow
 from app.models.webhook import WebhookSubscription
 from app.platform.mail import outbox
 from app.services.webhooks.delivery import REFUSED, REFUSED_SWITCH_OFF
-from tests.api.notifications.conftest import World
-from tests.api.webhooks.conftest import HUGE_BYTES, deliveries, subscribe
+from tests.inboxes import World
 from tests.integrations.test_outbound import fake_dns
 from tests.jobs import run_jobs
+from tests.receivers import HUGE_BYTES, deliveries, subscribe
 
 
 def comment(api: Any, world: World) -> None:

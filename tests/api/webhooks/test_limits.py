@@ -7,12 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from app.models.user import User
-from tests.api.test_races import BARRIER_SECONDS, run_together, statuses, stop_after
-from tests.api.webhooks.conftest import deliveries, subscribe
 from tests.conftest import ApiClient
 from tests.factories import make_user
 from tests.jobs import run_jobs
-from tests.racing import LockBarrier
+from tests.racing import BARRIER_SECONDS, LockBarrier, run_together, statuses, stop_after
+from tests.receivers import deliveries, subscribe
 
 
 def limited(answer: Any) -> dict[str, Any]:

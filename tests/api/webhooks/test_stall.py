@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from tests.api.webhooks import stall
-from tests.api.webhooks.conftest import Receiver, reachable
 from tests.hanging_peers import BlackHole
+from tests.receivers import Receiver, reachable
 
 pytestmark = pytest.mark.timed_processes
 

@@ -16,8 +16,8 @@ from app.models.webhook import WebhookSubscription
 from app.services import webhooks
 from app.services.events import EventType
 from app.services.webhooks.subscriptions import WebhookLimitReached
-from tests.api.webhooks.conftest import subscribe
 from tests.factories import make_team, make_user
+from tests.receivers import subscribe
 
 URL = "https://hooks.example.org/notes"
 PROBLEM = "application/problem+json"

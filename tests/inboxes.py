@@ -1,7 +1,8 @@
-"""The cast of the inbox tests: a team trackable in a group, activated by `owner` (a team
-member who also controls the group), the team's `admin`, a trackable watcher, a group
-watcher, an `author` who writes comments and stops, and a `stranger`; and the inbox as
-each of them reads it once the worker has run."""
+"""The inbox tests' cast and helpers, shared by the notification, webhook and trackable
+tests: a team trackable in a group, activated by `owner` (a team member who also controls
+the group), the team's `admin`, a trackable watcher, a group watcher, an `author` who
+writes comments and stops, and a `stranger` (the `world` fixture); the inbox as each of
+them reads it once the worker has run; and area watches around a point."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from app.models.trackable import Trackable, TrackableGroup, TrackableGroupWatch,
 from app.models.user import User
 from tests.factories import make_group, make_team, make_trackable, make_user
 from tests.jobs import run_jobs
+
+ZURICH = (47.37, 8.54)
 
 
 @dataclass
@@ -82,3 +85,16 @@ def hearers(app: Any, api: Any, world: World, event_type: str) -> set[str]:
         for name, user in world.people().items()
         if any(one["eventType"] == event_type for one in inbox(app, api, user))
     }
+
+
+def watch_area(
+    api: Any, user: User, south: float, west: float, north: float, east: float, **extra: Any
+) -> None:
+    body = {"minLatitude": south, "minLongitude": west, "maxLatitude": north, "maxLongitude": east}
+    response = api.as_user(user).post("/api/watches/areas", json={**body, **extra})
+    assert response.status_code == 201, response.data
+
+
+def around(api: Any, user: User, point: tuple[float, float] = ZURICH, **extra: Any) -> None:
+    latitude, longitude = point
+    watch_area(api, user, latitude - 0.1, longitude - 0.1, latitude + 0.1, longitude + 0.1, **extra)

@@ -1,9 +1,10 @@
-"""The webhook tests' receivers: a threaded HTTP server on 127.0.0.1 that records every
-POST and answers as the test tells it (a status, a redirect, a slow or a huge answer); a
-black hole (accepts connections, never answers) and a trickler (answers one byte at a
-time); the settings that let deliveries reach them (loopback and their port, tests
-only); a guard that fails any connection not to 127.0.0.1; and the signature check of the
-reference Standard Webhooks library (`standardwebhooks`), as a receiver runs it."""
+"""Webhook receivers for the tests: a threaded HTTP server on 127.0.0.1 that records
+every POST and answers as the test tells it (a status, a redirect, a slow or a huge
+answer); a black hole (accepts connections, never answers) and a trickler (answers one
+byte at a time); the settings that let deliveries reach them (loopback and their port,
+tests only); a guard that fails any connection not to 127.0.0.1; the signature check of
+the reference Standard Webhooks library (`standardwebhooks`), as a receiver runs it; and
+helpers to subscribe a webhook and read its deliveries."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from typing import Any
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from tests.api.notifications.conftest import world  # noqa: F401 - its fixture, shared here
 from tests.hanging_peers import BlackHole, Trickler
 from tests.jobs import run_jobs
 
