@@ -19,6 +19,7 @@ from sqlalchemy import event, select
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import ORMExecuteState, Session
 
+from app.error_codes import Code
 from app.errors import Unauthorized, problem
 from app.extensions import db, jwt
 from app.hooks import ViewerPart, area_hooks
@@ -147,7 +148,7 @@ def issue_access_token(user: User) -> str:
     )
 
 
-def _bearer_problem(detail: str, *, code: str, error: str = "invalid_token") -> Response:
+def _bearer_problem(detail: str, *, code: Code, error: str = "invalid_token") -> Response:
     """401 with the registered `code`; `error` is RFC 6750's, for WWW-Authenticate."""
     header = f'Bearer error="{error}"' if error else "Bearer"
     return problem(401, "Unauthorized", detail, code=code, headers={"WWW-Authenticate": header})
@@ -229,7 +230,9 @@ def _account_under_lock(connection: Any) -> None:
         return
     g.account_checked_for_write = True
     if connection.execute(select(User.id).where(User.id == key)).first() is None:
-        gone = Unauthorized("The bearer token's account no longer exists.", code="account_deleted")
+        gone = Unauthorized(
+            "The bearer token's account no longer exists.", code=Code.ACCOUNT_DELETED
+        )
         gone.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
         raise gone
 
@@ -272,7 +275,9 @@ def answer_if_account_gone(error: Exception) -> Response | None:
     db.session.rollback()
     if db.session.get(User, user_id) is not None:
         return None
-    return _bearer_problem("The bearer token's account no longer exists.", code="account_deleted")
+    return _bearer_problem(
+        "The bearer token's account no longer exists.", code=Code.ACCOUNT_DELETED
+    )
 
 
 def forget_caller() -> None:
@@ -305,32 +310,32 @@ def register_jwt(app: Flask) -> None:
     @jwt.unauthorized_loader
     def missing_token(reason: str) -> Response:
         return _bearer_problem(
-            "A bearer access token is required.", code="authentication_required", error=""
+            "A bearer access token is required.", code=Code.AUTHENTICATION_REQUIRED, error=""
         )
 
     @jwt.invalid_token_loader
     def invalid_token(reason: str) -> Response:
-        return _bearer_problem("The bearer token is invalid.", code="invalid_token")
+        return _bearer_problem("The bearer token is invalid.", code=Code.INVALID_TOKEN)
 
     @jwt.expired_token_loader
     def expired_token(header: dict[str, Any], payload: dict[str, Any]) -> Response:
-        return _bearer_problem("The bearer token has expired.", code="token_expired")
+        return _bearer_problem("The bearer token has expired.", code=Code.TOKEN_EXPIRED)
 
     @jwt.revoked_token_loader
     def revoked_token(header: dict[str, Any], payload: dict[str, Any]) -> Response:
-        return _bearer_problem("The bearer token has been revoked.", code="token_revoked")
+        return _bearer_problem("The bearer token has been revoked.", code=Code.TOKEN_REVOKED)
 
     @jwt.user_lookup_error_loader
     def unknown_user(header: dict[str, Any], payload: dict[str, Any]) -> Response:
         return _bearer_problem(
-            "The bearer token's account no longer exists.", code="account_deleted"
+            "The bearer token's account no longer exists.", code=Code.ACCOUNT_DELETED
         )
 
     @jwt.token_verification_failed_loader
     def failed_verification(header: dict[str, Any], payload: dict[str, Any]) -> Response:
-        return _bearer_problem("The bearer token is invalid.", code="invalid_token")
+        return _bearer_problem("The bearer token is invalid.", code=Code.INVALID_TOKEN)
 
     @jwt.needs_fresh_token_loader
     def needs_fresh(header: dict[str, Any], payload: dict[str, Any]) -> Response:
         # No route asks for a fresh token; RFC 6750's invalid_token covers it.
-        return _bearer_problem("A fresh sign-in is required.", code="invalid_token")
+        return _bearer_problem("A fresh sign-in is required.", code=Code.INVALID_TOKEN)

@@ -20,7 +20,7 @@ import orjson
 from flask import Flask, Response, current_app, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from app.error_codes import code_for_status, require_code
+from app.error_codes import Code, code_for_status, require_code
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def problem(
     title: str,
     detail: str = "",
     *,
-    code: str,
+    code: Code,
     headers: Mapping[str, str] | None = None,
     **fields: Any,
 ) -> Response:
@@ -54,13 +54,13 @@ class ApiError(Exception):
 
     status = 400
     title = "Bad request"
-    code = "bad_request"
+    code = Code.BAD_REQUEST
 
     def __init__(
         self,
         detail: str,
         *,
-        code: str | None = None,
+        code: Code | None = None,
         headers: Mapping[str, str] | None = None,
         **extra: Any,
     ) -> None:
@@ -85,14 +85,14 @@ class ValidationFailed(ApiError):
     """400 with an `errors` map: field name (camelCase, dotted when nested) -> messages."""
 
     title = "Validation failed"
-    code = "validation_failed"
+    code = Code.VALIDATION_FAILED
 
     def __init__(
         self,
         errors: Mapping[str, list[str]],
         detail: str | None = None,
         *,
-        code: str | None = None,
+        code: Code | None = None,
     ) -> None:
         fields = ", ".join(sorted(errors)) or "request"
         super().__init__(detail or f"Invalid value for: {fields}.", code=code, errors=dict(errors))
@@ -100,13 +100,13 @@ class ValidationFailed(ApiError):
 
 class Unauthorized(ApiError):
     status, title = 401, "Unauthorized"
-    code = "authentication_required"
+    code = Code.AUTHENTICATION_REQUIRED
 
     def __init__(
         self,
         detail: str = "Authentication is required.",
         *,
-        code: str | None = None,
+        code: Code | None = None,
         **extra: Any,
     ) -> None:
         super().__init__(detail, code=code, headers={"WWW-Authenticate": "Bearer"}, **extra)
@@ -114,40 +114,40 @@ class Unauthorized(ApiError):
 
 class Forbidden(ApiError):
     status, title = 403, "Forbidden"
-    code = "forbidden"
+    code = Code.FORBIDDEN
 
 
 class NotFound(ApiError):
     status, title = 404, "Not found"
-    code = "not_found"
+    code = Code.NOT_FOUND
 
 
 class Conflict(ApiError):
     status, title = 409, "Conflict"
-    code = "conflict"
+    code = Code.CONFLICT
 
 
 class UnsupportedMediaType(ApiError):
     status, title = 415, "Unsupported media type"
-    code = "unsupported_media_type"
+    code = Code.UNSUPPORTED_MEDIA_TYPE
 
 
 TRACKABLE_ERROR_STATUS = {
-    "trackable_not_found": 404,
-    "trackable_comment_not_found": 404,
-    "trackable_journey_stop_not_found": 404,
-    "trackable_already_activated": 400,
-    "trackable_activation_required": 400,
-    "trackable_access_code_required": 403,
-    "trackable_access_code_invalid": 403,
-    "trackable_group_detach_forbidden": 403,
-    "trackable_group_attach_forbidden": 403,
-    "trackable_comment_edit_forbidden": 403,
-    "trackable_comment_delete_forbidden": 403,
-    "trackable_journey_stop_delete_forbidden": 403,
-    "trackable_journey_stop_convert_forbidden": 403,
-    "trackable_journey_stop_convert_rejected": 400,
-    "trackable_request_rejected": 400,
+    Code.TRACKABLE_NOT_FOUND: 404,
+    Code.TRACKABLE_COMMENT_NOT_FOUND: 404,
+    Code.TRACKABLE_JOURNEY_STOP_NOT_FOUND: 404,
+    Code.TRACKABLE_ALREADY_ACTIVATED: 400,
+    Code.TRACKABLE_ACTIVATION_REQUIRED: 400,
+    Code.TRACKABLE_ACCESS_CODE_REQUIRED: 403,
+    Code.TRACKABLE_ACCESS_CODE_INVALID: 403,
+    Code.TRACKABLE_GROUP_DETACH_FORBIDDEN: 403,
+    Code.TRACKABLE_GROUP_ATTACH_FORBIDDEN: 403,
+    Code.TRACKABLE_COMMENT_EDIT_FORBIDDEN: 403,
+    Code.TRACKABLE_COMMENT_DELETE_FORBIDDEN: 403,
+    Code.TRACKABLE_JOURNEY_STOP_DELETE_FORBIDDEN: 403,
+    Code.TRACKABLE_JOURNEY_STOP_CONVERT_FORBIDDEN: 403,
+    Code.TRACKABLE_JOURNEY_STOP_CONVERT_REJECTED: 400,
+    Code.TRACKABLE_REQUEST_REJECTED: 400,
 }
 
 STATUS_TITLES = {400: "Bad request", 403: "Forbidden", 404: "Not found"}
@@ -156,7 +156,7 @@ STATUS_TITLES = {400: "Bad request", 403: "Forbidden", 404: "Not found"}
 class TrackableError(ApiError):
     """A trackable rule's rejection, with the contract's stable `code`."""
 
-    def __init__(self, code: str, detail: str | None = None, *, status: int | None = None) -> None:
+    def __init__(self, code: Code, detail: str | None = None, *, status: int | None = None) -> None:
         super().__init__(detail or code.replace("_", " ").capitalize() + ".", code=code)
         self.status = status or TRACKABLE_ERROR_STATUS[code]
         self.title = STATUS_TITLES.get(self.status, "Bad request")
@@ -210,7 +210,7 @@ def unexpected_error_response(ticket: str) -> Response:
         500,
         "Internal server error",
         "Something went wrong on our side. Quote the ticket number when you contact support.",
-        code="internal_error",
+        code=Code.INTERNAL_ERROR,
         ticketNumber=ticket,
     )
 

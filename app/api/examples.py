@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.error_codes import Code
+
 # --- the story's ids -------------------------------------------------------------------------
 
 ADA_ID = "a9de0789-65a8-4375-942b-c45007818ad6"
@@ -581,9 +583,9 @@ LABELS_REFUSED = {
         "title": "Forbidden",
         "status": 403,
         "detail": "Item 1: the code does not belong to this trackable. Nothing was printed.",
-        "code": "trackable_access_code_invalid",
+        "code": Code.TRACKABLE_ACCESS_CODE_INVALID,
         "refusedItems": [
-            {"index": 1, "code": "trackable_access_code_invalid", "fields": ["qrToken"]}
+            {"index": 1, "code": Code.TRACKABLE_ACCESS_CODE_INVALID, "fields": ["qrToken"]}
         ],
     },
     "404": {
@@ -592,10 +594,10 @@ LABELS_REFUSED = {
         "status": 404,
         "detail": "Item 0: no trackable you can see has this id; item 1: the code does not "
         "belong to this trackable. Nothing was printed.",
-        "code": "trackable_not_found",
+        "code": Code.TRACKABLE_NOT_FOUND,
         "refusedItems": [
-            {"index": 0, "code": "trackable_not_found", "fields": []},
-            {"index": 1, "code": "trackable_access_code_invalid", "fields": ["secretCode"]},
+            {"index": 0, "code": Code.TRACKABLE_NOT_FOUND, "fields": []},
+            {"index": 1, "code": Code.TRACKABLE_ACCESS_CODE_INVALID, "fields": ["secretCode"]},
         ],
     },
 }
@@ -689,7 +691,7 @@ PROBLEMS: dict[int, dict[str, Any]] = {
     400: {
         "title": "Validation failed",
         "detail": "Invalid value for: latitude, title.",
-        "code": "validation_failed",
+        "code": Code.VALIDATION_FAILED,
         "errors": {
             "title": ["Missing data for required field."],
             "latitude": ["Must be greater than or equal to -90 and less than or equal to 90."],
@@ -698,60 +700,60 @@ PROBLEMS: dict[int, dict[str, Any]] = {
     401: {
         "title": "Unauthorized",
         "detail": "A bearer access token is required.",
-        "code": "authentication_required",
+        "code": Code.AUTHENTICATION_REQUIRED,
     },
     403: {
         "title": "Forbidden",
         "detail": "Only the note's owner or a team admin may do this.",
-        "code": "forbidden",
+        "code": Code.FORBIDDEN,
     },
-    404: {"title": "Not found", "detail": "Note not found.", "code": "not_found"},
+    404: {"title": "Not found", "detail": "Note not found.", "code": Code.NOT_FOUND},
     405: {
         "title": "Method Not Allowed",
         "detail": "GET is not allowed on /api/images/6dc18b0b-d857-4f84-8c06-e4332b37e284.",
-        "code": "method_not_allowed",
+        "code": Code.METHOD_NOT_ALLOWED,
     },
     409: {
         "title": "Conflict",
         "detail": "kim_finds is already a member of this team.",
-        "code": "conflict",
+        "code": Code.CONFLICT,
     },
     413: {
         "title": "Request Entity Too Large",
         "detail": "The request body is larger than this server accepts (22020096 bytes).",
-        "code": "payload_too_large",
+        "code": Code.PAYLOAD_TOO_LARGE,
     },
     414: {
         "title": "URI Too Long",
         "detail": "The request line (method, path and query) is longer than this server accepts.",
-        "code": "uri_too_long",
+        "code": Code.URI_TOO_LONG,
     },
     415: {
         "title": "Unsupported media type",
         "detail": "Send the request body as application/json.",
-        "code": "unsupported_media_type",
+        "code": Code.UNSUPPORTED_MEDIA_TYPE,
     },
     429: {
         "title": "Too Many Requests",
         "detail": "20 per 1 minute",
-        "code": "rate_limited",
+        "code": Code.RATE_LIMITED,
     },
     431: {
         "title": "Request Header Fields Too Large",
         "detail": "The request's headers are more or larger than this server accepts.",
-        "code": "request_headers_too_large",
+        "code": Code.REQUEST_HEADERS_TOO_LARGE,
     },
     500: {
         "title": "Internal server error",
         "detail": "Something went wrong on our side. Quote the ticket number when you "
         "contact support.",
-        "code": "internal_error",
+        "code": Code.INTERNAL_ERROR,
         "ticketNumber": TICKET,
     },
     503: {
         "title": "Service unavailable",
         "detail": "The database is not reachable right now. Try again shortly.",
-        "code": "database_unavailable",
+        "code": Code.DATABASE_UNAVAILABLE,
     },
 }
 
@@ -903,7 +905,7 @@ COMPONENTS = {
         "title": "Conflict",
         "status": 409,
         "detail": "This clientMutationId was already used for a different request.",
-        "code": "client_mutation_id_reused",
+        "code": Code.CLIENT_MUTATION_ID_REUSED,
         "originalId": TRACKABLE_COMMENT_ID,
     },
     "LinkProblem": {
@@ -911,7 +913,7 @@ COMPONENTS = {
         "title": "External link rejected",
         "status": 400,
         "detail": "The destination answered HTTP 404.",
-        "code": "link_verification_failed",
+        "code": Code.LINK_VERIFICATION_FAILED,
         "supportUrl": "/help/external-links",
         "upstreamStatusCode": 404,
     },

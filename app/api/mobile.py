@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from flask import current_app, request
 
+from app.error_codes import Code
 from app.errors import ApiError, ValidationFailed
 
 MOBILE_VERSION_HEADER = "X-Android-Version-Code"
@@ -16,7 +17,7 @@ MOBILE_VERSION_HEADER = "X-Android-Version-Code"
 
 class MobileVersionUnsupported(ApiError):
     title = "App update required"
-    code = "mobile_version_unsupported"
+    code = Code.MOBILE_VERSION_UNSUPPORTED
 
 
 def require_supported_mobile_version() -> None:

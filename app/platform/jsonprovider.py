@@ -11,6 +11,7 @@ import orjson
 from flask import Response
 from flask.json.provider import JSONProvider
 
+from app.error_codes import Code
 from app.errors import ApiError
 
 # --- strict JSON -------------------------------------------------------------------------
@@ -18,7 +19,7 @@ from app.errors import ApiError
 
 class InvalidJson(ApiError):
     title = "Invalid JSON"
-    code = "invalid_json"
+    code = Code.INVALID_JSON
 
 
 def loads_strict(data: bytes | str, *, max_depth: int = 32) -> Any:

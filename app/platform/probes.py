@@ -19,6 +19,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from app.error_codes import Code
 from app.errors import problem
 from app.platform import jobs, metrics
 from app.platform.database import (
@@ -70,7 +71,7 @@ def readyz() -> Response:
             503,
             "Service unavailable",
             "The database is not reachable.",
-            code="database_unavailable",
+            code=Code.DATABASE_UNAVAILABLE,
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
     oldest = waiting.oldest_waiting_seconds
@@ -110,17 +111,19 @@ def _refusal(config: Mapping[str, Any]) -> Response | None:
     token = str(config.get("METRICS_TOKEN") or "")
     if not token:
         # Not served on this address: the same answer as a path nothing serves.
-        return problem(404, "Not Found", f"Nothing is served at {request.path}.", code="not_found")
+        return problem(
+            404, "Not Found", f"Nothing is served at {request.path}.", code=Code.NOT_FOUND
+        )
     scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
     challenge = {"WWW-Authenticate": 'Bearer realm="metrics"'}
     if scheme.lower() != "bearer" or not sent.strip():
         detail = "The metrics need the bearer token of METRICS_TOKEN; none was sent."
         return problem(
-            401, "Unauthorized", detail, code="authentication_required", headers=challenge
+            401, "Unauthorized", detail, code=Code.AUTHENTICATION_REQUIRED, headers=challenge
         )
     if not hmac.compare_digest(sent.strip().encode(), token.encode()):
         detail = "The bearer token is not the metrics token."
-        return problem(401, "Unauthorized", detail, code="invalid_token", headers=challenge)
+        return problem(401, "Unauthorized", detail, code=Code.INVALID_TOKEN, headers=challenge)
     return None
 
 
@@ -180,4 +183,4 @@ def install_probes(app: Flask) -> None:
         if not arrived_at(request.environ, bind):
             return None
         detail = f"Nothing is served at {request.path} on the metrics address."
-        return problem(404, "Not Found", detail, code="not_found")
+        return problem(404, "Not Found", detail, code=Code.NOT_FOUND)

@@ -9,6 +9,7 @@ scope; changing one note also needs the note rule (policies.notes.require_manage
 from __future__ import annotations
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import NotFound
 from app.models.category import OwnerScope
 from app.models.team import Team
@@ -22,5 +23,5 @@ def require_scope(viewer: Viewer, scope: OwnerScope) -> Team | None:
     if scope.team_id is not None:
         return team_policy.require_member(viewer, scope.team_id)
     if viewer.user_id is None or scope.user_id != viewer.user_id:
-        raise NotFound("Category not found.", code="category_not_found")
+        raise NotFound("Category not found.", code=Code.CATEGORY_NOT_FOUND)
     return None

@@ -13,6 +13,7 @@ import uuid
 from typing import Any
 
 from app.auth import ANONYMOUS, Viewer
+from app.error_codes import Code
 from app.errors import Forbidden, NotFound, Unauthorized
 from app.extensions import db
 from app.models.image import ContentImage, ImageTarget
@@ -46,13 +47,13 @@ PARENT_NAMES = {
 }
 # A hidden parent answers as its own area's routes do (a group as the trackable routes).
 PARENT_NOT_FOUND = {
-    ImageTarget.PROFILE: "profile_not_found",
-    ImageTarget.NOTE: "note_not_found",
-    ImageTarget.TEAM: "team_not_found",
-    ImageTarget.TRACKABLE: "trackable_not_found",
-    ImageTarget.TRACKABLE_GROUP: "trackable_not_found",
-    ImageTarget.TRACKABLE_COMMENT: "trackable_comment_not_found",
-    ImageTarget.JOURNEY_STOP: "trackable_journey_stop_not_found",
+    ImageTarget.PROFILE: Code.PROFILE_NOT_FOUND,
+    ImageTarget.NOTE: Code.NOTE_NOT_FOUND,
+    ImageTarget.TEAM: Code.TEAM_NOT_FOUND,
+    ImageTarget.TRACKABLE: Code.TRACKABLE_NOT_FOUND,
+    ImageTarget.TRACKABLE_GROUP: Code.TRACKABLE_NOT_FOUND,
+    ImageTarget.TRACKABLE_COMMENT: Code.TRACKABLE_COMMENT_NOT_FOUND,
+    ImageTarget.JOURNEY_STOP: Code.TRACKABLE_JOURNEY_STOP_NOT_FOUND,
 }
 
 
@@ -140,7 +141,7 @@ def _forbidden(target: ImageTarget) -> Forbidden:
         )
     else:
         detail = f"Only whoever manages this {PARENT_NAMES[target].lower()} may do this."
-    return Forbidden(detail, code="image_change_forbidden")
+    return Forbidden(detail, code=Code.IMAGE_CHANGE_FORBIDDEN)
 
 
 def require_upload(viewer: Viewer, target: ImageTarget, parent_id: uuid.UUID) -> Any:
@@ -162,7 +163,7 @@ def require_delete(viewer: Viewer, image_id: uuid.UUID) -> ContentImage:
     if image is None or parent is None:
         if not viewer.is_authenticated:
             raise _bearer_required()
-        raise NotFound("Image not found.", code="image_not_found")
+        raise NotFound("Image not found.", code=Code.IMAGE_NOT_FOUND)
     if not viewer.is_authenticated and image.target not in ENTRY_TARGETS:
         raise _bearer_required()
     if not can_delete(viewer, image, parent):
@@ -174,7 +175,7 @@ def _bearer_required() -> Unauthorized:
     return Unauthorized(
         "A bearer access token is required (without one, only a finder's own photos can "
         "be deleted).",
-        code="authentication_required",
+        code=Code.AUTHENTICATION_REQUIRED,
     )
 
 
@@ -182,7 +183,7 @@ def get_visible(viewer: Viewer, image_id: uuid.UUID) -> ContentImage:
     """The image when its parent is visible to the viewer, else 404 (they look alike)."""
     image = db.session.get(ContentImage, image_id)
     if image is None or visible_parent(viewer, image.target, image.parent_id) is None:
-        raise NotFound("Image not found.", code="image_not_found")
+        raise NotFound("Image not found.", code=Code.IMAGE_NOT_FOUND)
     return image
 
 

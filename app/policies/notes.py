@@ -18,6 +18,7 @@ from sqlalchemy import and_, case, exists, null, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.models.category import OwnerScope
@@ -99,7 +100,7 @@ def require_visible(viewer: Viewer, note: Note | None) -> Note:
     """`get_visible` on a note read already (None: missing), for a batch that read its
     notes in one statement."""
     if note is None or not can_view(viewer, note):
-        raise NotFound("Note not found.", code="note_not_found")
+        raise NotFound("Note not found.", code=Code.NOTE_NOT_FOUND)
     return note
 
 
@@ -136,7 +137,7 @@ def require_manage(viewer: Viewer, note: Note) -> None:
     if not can_manage(viewer, note):
         raise Forbidden(
             "Only the note's owner or a team admin may change this note.",
-            code="note_change_forbidden",
+            code=Code.NOTE_CHANGE_FORBIDDEN,
         )
 
 
@@ -154,7 +155,7 @@ def require_comment(viewer: Viewer, note: Note) -> None:
     if not can_comment(viewer, note):
         raise Forbidden(
             "This note only accepts comments from its team's members.",
-            code="note_comment_forbidden",
+            code=Code.NOTE_COMMENT_FORBIDDEN,
         )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import NotFound
 from app.extensions import db
 from app.models.privacy import AccountExport
@@ -20,5 +21,5 @@ def get_own(viewer: Viewer, export_id: uuid.UUID) -> AccountExport:
     """The caller's export, or 404 for one that is not theirs or does not exist."""
     found = db.session.get(AccountExport, export_id)
     if found is None or not can_view(viewer, found):
-        raise NotFound("No such data export.", code="account_export_not_found")
+        raise NotFound("No such data export.", code=Code.ACCOUNT_EXPORT_NOT_FOUND)
     return found

@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.models.compliance import ContentReport
@@ -28,7 +29,7 @@ def get_visible(viewer: Viewer, report_id: uuid.UUID) -> ContentReport:
     """The report, or 404 when it does not exist or the viewer may not see it."""
     report = db.session.get(ContentReport, report_id)
     if report is None or not can_view(viewer, report):
-        raise NotFound("No such content report.", code="report_not_found")
+        raise NotFound("No such content report.", code=Code.REPORT_NOT_FOUND)
     return report
 
 
@@ -39,7 +40,7 @@ def can_review(viewer: Viewer) -> bool:
 def require_review(viewer: Viewer) -> None:
     """403 unless the viewer is a super-admin."""
     if not can_review(viewer):
-        raise Forbidden("Only super-admins review content reports.", code="superadmin_required")
+        raise Forbidden("Only super-admins review content reports.", code=Code.SUPERADMIN_REQUIRED)
 
 
 def sees_reviewer_fields(viewer: Viewer) -> bool:

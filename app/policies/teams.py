@@ -19,6 +19,7 @@ from flask import has_app_context
 from sqlalchemy import select
 
 from app.auth import Viewer, is_write_request
+from app.error_codes import Code
 from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.models.team import (
@@ -56,7 +57,7 @@ def active_team_roles(user: User | None) -> Mapping[str, Any]:
 
 
 def _not_found() -> NotFound:
-    return NotFound("Team not found.", code="team_not_found")
+    return NotFound("Team not found.", code=Code.TEAM_NOT_FOUND)
 
 
 def team_for(team_id: uuid.UUID, *, exclusive: bool = False) -> Team | None:
@@ -158,7 +159,7 @@ def require_member(viewer: Viewer, team_id: uuid.UUID, *, exclusive: bool = Fals
     if team is not None and viewer.is_member_of(team_id):
         return team
     if team is not None and team.page_visibility == PageVisibility.PUBLIC:
-        raise Forbidden("Only the team's members may do this.", code="team_membership_required")
+        raise Forbidden("Only the team's members may do this.", code=Code.TEAM_MEMBERSHIP_REQUIRED)
     raise _not_found()
 
 
@@ -173,7 +174,7 @@ def require_own_team(viewer: Viewer, team_id: uuid.UUID) -> Team:
             return team
     team, _own = get_visible_team(viewer, team_id)
     raise Forbidden(
-        "Only the team's active members may act for it.", code="team_membership_required"
+        "Only the team's active members may act for it.", code=Code.TEAM_MEMBERSHIP_REQUIRED
     )
 
 
@@ -182,7 +183,7 @@ def require_admin(viewer: Viewer, team_id: uuid.UUID, *, exclusive: bool = False
     `require_member`."""
     team = require_member(viewer, team_id, exclusive=exclusive)
     if not viewer.is_admin_of(team_id):
-        raise Forbidden("Only a team admin may do this.", code="team_admin_required")
+        raise Forbidden("Only a team admin may do this.", code=Code.TEAM_ADMIN_REQUIRED)
     return team
 
 
@@ -232,9 +233,9 @@ def get_visible_membership(
     """A record of this team the caller may see, or 404."""
     membership = db.session.get(TeamMembership, membership_id)
     if membership is None or membership.team_id != team_id:
-        raise NotFound("Membership not found.", code="membership_not_found")
+        raise NotFound("Membership not found.", code=Code.MEMBERSHIP_NOT_FOUND)
     if not can_see_membership(viewer, membership):
-        raise NotFound("Membership not found.", code="membership_not_found")
+        raise NotFound("Membership not found.", code=Code.MEMBERSHIP_NOT_FOUND)
     return membership
 
 
@@ -258,7 +259,7 @@ def require_membership_action(
         who = "the invited user" if invitee_only else "a team admin"
         raise Forbidden(
             f"Only {who} may {operation.replace('-', ' ')} this membership.",
-            code="membership_action_forbidden" if invitee_only else "team_admin_required",
+            code=Code.MEMBERSHIP_ACTION_FORBIDDEN if invitee_only else Code.TEAM_ADMIN_REQUIRED,
         )
     return membership
 

@@ -20,6 +20,7 @@ from sqlalchemy import and_, exists, false, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.auth import Viewer, build_viewer
+from app.error_codes import Code
 from app.errors import Forbidden, NotFound, TrackableError
 from app.extensions import db
 from app.models.note import Note
@@ -82,27 +83,27 @@ def require_trackable_team(viewer: Viewer, team_id: uuid.UUID) -> None:
         team_policy.require_own_team(viewer, team_id)
     except (NotFound, Forbidden) as error:
         raise TrackableError(
-            "trackable_request_rejected", error.detail, status=error.status
+            Code.TRACKABLE_REQUEST_REJECTED, error.detail, status=error.status
         ) from error
 
 
-def label_refusal(viewer: Viewer, trackable: Trackable | None) -> str | None:
+def label_refusal(viewer: Viewer, trackable: Trackable | None) -> Code | None:
     """Why the viewer may not print labels of this trackable, as the code of the
     refusal, or None when they may: its managers print labels (they hold, or may rotate
     to, its secret). One that does not exist or that the viewer may not see is
     `trackable_not_found` (404 alike); one they see but do not manage,
     `trackable_request_rejected` (403)."""
     if trackable is None or not can_view(viewer, trackable):
-        return "trackable_not_found"
+        return Code.TRACKABLE_NOT_FOUND
     if not can_manage(viewer, trackable):
-        return "trackable_request_rejected"
+        return Code.TRACKABLE_REQUEST_REJECTED
     return None
 
 
 def require_manage(viewer: Viewer, trackable: Trackable) -> None:
     if not can_manage(viewer, trackable):
         raise TrackableError(
-            "trackable_request_rejected",
+            Code.TRACKABLE_REQUEST_REJECTED,
             "Only the trackable's owner or a current admin of its team may do this.",
             status=403,
         )
@@ -228,7 +229,7 @@ def visible_filter(viewer: Viewer) -> ColumnElement[bool]:
 
 
 def not_found() -> TrackableError:
-    return TrackableError("trackable_not_found", "Trackable not found.")
+    return TrackableError(Code.TRACKABLE_NOT_FOUND, "Trackable not found.")
 
 
 def get_visible(viewer: Viewer, trackable_id: uuid.UUID) -> Trackable:
@@ -261,7 +262,7 @@ def get_visible_group(viewer: Viewer, group_id: uuid.UUID) -> TrackableGroup:
     """The group, or 404 `trackable_not_found` (hidden and missing look alike)."""
     group = db.session.get(TrackableGroup, group_id)
     if group is None or not can_view_group(viewer, group):
-        raise TrackableError("trackable_not_found", "Trackable group not found.")
+        raise TrackableError(Code.TRACKABLE_NOT_FOUND, "Trackable group not found.")
     return group
 
 
@@ -321,7 +322,8 @@ def can_edit_comment(viewer: Viewer, comment: TrackableComment) -> bool:
 def require_edit_comment(viewer: Viewer, comment: TrackableComment) -> None:
     if not can_edit_comment(viewer, comment):
         raise TrackableError(
-            "trackable_comment_edit_forbidden", "Only the comment's signed-in author may edit it."
+            Code.TRACKABLE_COMMENT_EDIT_FORBIDDEN,
+            "Only the comment's signed-in author may edit it.",
         )
 
 
@@ -335,7 +337,7 @@ def can_delete_entry(
 def require_delete_comment(viewer: Viewer, trackable: Trackable, comment: TrackableComment) -> None:
     if not can_delete_entry(viewer, trackable, comment.author_user_id):
         raise TrackableError(
-            "trackable_comment_delete_forbidden",
+            Code.TRACKABLE_COMMENT_DELETE_FORBIDDEN,
             "Only the comment's author, the trackable's owner or a team admin may delete it.",
         )
 
@@ -343,7 +345,7 @@ def require_delete_comment(viewer: Viewer, trackable: Trackable, comment: Tracka
 def require_delete_stop(viewer: Viewer, trackable: Trackable, stop: JourneyStop) -> None:
     if not can_delete_entry(viewer, trackable, stop.created_by_user_id):
         raise TrackableError(
-            "trackable_journey_stop_delete_forbidden",
+            Code.TRACKABLE_JOURNEY_STOP_DELETE_FORBIDDEN,
             "Only the stop's author, the trackable's owner or a team admin may delete it.",
         )
 
@@ -357,7 +359,7 @@ def can_convert_stop(viewer: Viewer, stop: JourneyStop) -> bool:
 def require_convert_stop(viewer: Viewer, stop: JourneyStop) -> None:
     if not can_convert_stop(viewer, stop):
         raise TrackableError(
-            "trackable_journey_stop_convert_forbidden",
+            Code.TRACKABLE_JOURNEY_STOP_CONVERT_FORBIDDEN,
             "Only the signed-in creator of a direct report may turn it into a note.",
         )
 

@@ -17,6 +17,7 @@ from sqlalchemy import or_
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import NotFound
 from app.extensions import db
 from app.models.event import Event
@@ -53,7 +54,7 @@ def get_manageable(viewer: Viewer, webhook_id: uuid.UUID) -> WebhookSubscription
     ):
         found = None  # the team was deleted meanwhile, its subscriptions with it (team_for)
     if found is None or not can_manage(viewer, found):
-        raise NotFound("Webhook not found.", code="webhook_not_found")
+        raise NotFound("Webhook not found.", code=Code.WEBHOOK_NOT_FOUND)
     return found
 
 

@@ -20,6 +20,7 @@ from typing import IO
 
 from PIL import Image, ImageCms, ImageFile, ImageOps, UnidentifiedImageError
 
+from app.error_codes import Code
 from app.storage.image_headers import data_shortfall, decode_cost
 
 try:  # HEIC/HEIF through pillow-heif (a declared dependency; optional only for tooling)
@@ -60,16 +61,16 @@ HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"
 # Pillow's resize first reduces by a whole factor to within this many times the target.
 REDUCING_GAP = 3.0
 
-MEMORY_LIMIT = "image_memory_limit"
-ASPECT_RATIO = "image_aspect_ratio"
-TRUNCATED = "image_truncated"
+MEMORY_LIMIT = Code.IMAGE_MEMORY_LIMIT
+ASPECT_RATIO = Code.IMAGE_ASPECT_RATIO
+TRUNCATED = Code.IMAGE_TRUNCATED
 
 
 class ImageRejected(ValueError):
     """The upload is not an image this service accepts; the message says why, `code` (when
     set) is the machine-readable reason."""
 
-    def __init__(self, message: str, code: str | None = None) -> None:
+    def __init__(self, message: str, code: Code | None = None) -> None:
         super().__init__(message)
         self.code = code
 

@@ -32,6 +32,7 @@ from flask_babel import lazy_gettext as _l
 from werkzeug.wrappers import Response as BaseResponse
 
 from app.auth import Viewer, current_viewer
+from app.error_codes import Code
 from app.errors import ApiError, TrackableError, ValidationFailed
 from app.extensions import client_ip, db
 from app.models.image import ImageTarget
@@ -48,21 +49,21 @@ from app.web.photos import Photo, photos_of
 
 # The API's trackable error codes, in words (the API's own details are English only).
 ERROR_WORDS: Mapping[str, Any] = {
-    "trackable_access_code_required": _l(
+    Code.TRACKABLE_ACCESS_CODE_REQUIRED: _l(
         "This device no longer holds this trackable. Scan its QR code or enter its secret "
         "code again, then try once more."
     ),
-    "trackable_access_code_invalid": _l("This code is not a secret code of this trackable."),
-    "trackable_activation_required": _l(
+    Code.TRACKABLE_ACCESS_CODE_INVALID: _l("This code is not a secret code of this trackable."),
+    Code.TRACKABLE_ACTIVATION_REQUIRED: _l(
         "This trackable has to be activated before it takes comments or journey stops."
     ),
-    "trackable_already_activated": _l("This trackable is already activated."),
-    "trackable_request_rejected": _l(
+    Code.TRACKABLE_ALREADY_ACTIVATED: _l("This trackable is already activated."),
+    Code.TRACKABLE_REQUEST_REJECTED: _l(
         "This was refused: you may only activate for a team you are an active member of."
     ),
-    "trackable_not_found": _l("Trackable not found."),
+    Code.TRACKABLE_NOT_FOUND: _l("Trackable not found."),
     # The find form's id sent again with other words (the browser's Back, then an edit).
-    "client_mutation_id_reused": _l(
+    Code.CLIENT_MUTATION_ID_REUSED: _l(
         "This form was sent before with other content, so nothing was saved now. Check "
         "it and send it again."
     ),
@@ -70,14 +71,14 @@ ERROR_WORDS: Mapping[str, Any] = {
 # Why a find's photo was refused, in words (the images service's codes); nothing of the
 # find was saved then.
 PHOTO_WORDS: Mapping[str, Any] = {
-    "image_truncated": _l("This photo is broken or incomplete: choose another one."),
-    "image_memory_limit": _l("This photo is too large to process: choose a smaller one."),
-    "image_aspect_ratio": _l("This photo is too long and narrow: choose another one."),
-    "image_limit_reached": _l("This entry holds as many photos as it may."),
-    "finder_photo_limit_reached": _l(
+    Code.IMAGE_TRUNCATED: _l("This photo is broken or incomplete: choose another one."),
+    Code.IMAGE_MEMORY_LIMIT: _l("This photo is too large to process: choose a smaller one."),
+    Code.IMAGE_ASPECT_RATIO: _l("This photo is too long and narrow: choose another one."),
+    Code.IMAGE_LIMIT_REACHED: _l("This entry holds as many photos as it may."),
+    Code.FINDER_PHOTO_LIMIT_REACHED: _l(
         "Many photos were sent from here in a short time: send this one later."
     ),
-    "image_daily_limit_reached": _l(
+    Code.IMAGE_DAILY_LIMIT_REACHED: _l(
         "Your account has sent many photos today: send this one later."
     ),
 }
@@ -204,7 +205,7 @@ def _refused(trackable_id: uuid.UUID, form: str, error: ApiError) -> Any:
 
 def _photo_words(code: str) -> str | None:
     """A refused photo's reason in words; None when the refusal is not about a photo."""
-    if code == "image_rejected":  # format, bytes, pixels or broken: the limits in words
+    if code == Code.IMAGE_REJECTED:  # format, bytes, pixels or broken: the limits in words
         config = current_app.config
         return _(
             "This photo could not be used: choose a JPEG, PNG, WebP, GIF or HEIC image of "

@@ -21,6 +21,7 @@ from typing import Any
 from flask import Blueprint, current_app, redirect, url_for
 from flask_babel import gettext as _
 
+from app.error_codes import Code
 from app.errors import TrackableError
 from app.platform.http_files import cached_file
 from app.services import trackables
@@ -174,7 +175,7 @@ def add_routes(pages: Blueprint, not_found: Callable[[], Any]) -> None:
         try:
             feed = trackables.trackable_feed(public_code, settings, cap=FEED_ENTRIES_MAX)
         except TrackableError as error:
-            if error.code == "trackable_not_found":
+            if error.code == Code.TRACKABLE_NOT_FOUND:
                 return not_found()
             raise
         view = feed.items[0]
@@ -192,7 +193,7 @@ def add_routes(pages: Blueprint, not_found: Callable[[], Any]) -> None:
         try:
             feed = trackables.group_feed(group_id, cap=FEED_ENTRIES_MAX)
         except TrackableError as error:
-            if error.code == "trackable_not_found":
+            if error.code == Code.TRACKABLE_NOT_FOUND:
                 return not_found()
             raise
         document = atom_document(

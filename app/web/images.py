@@ -11,6 +11,7 @@ from uuid import UUID
 from flask import Blueprint, Response, request
 
 from app.auth import current_viewer
+from app.error_codes import Code
 from app.errors import NotFound
 from app.platform.http_files import cached_file, internal_file, redirect_file
 from app.services import images
@@ -30,7 +31,7 @@ def image_file(variant: str, name: str) -> Response:
     except ValueError:
         image_id = None
     if found is None or image_id is None or size != str(found.size):
-        raise NotFound("Image not found.", code="image_not_found")
+        raise NotFound("Image not found.", code=Code.IMAGE_NOT_FOUND)
     served = images.serve_variant(
         current_viewer(), image_id, found.name, head=request.method == "HEAD"
     )

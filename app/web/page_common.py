@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from flask import current_app, request
 
+from app.error_codes import Code
 from app.errors import TrackableError
 from app.services import trackables
 
@@ -15,7 +16,7 @@ class PageNotFound(Exception):
 
 def not_found_on_miss(error: TrackableError) -> None:
     """A trackable the visitor may not see (or none) is the 404 page, not an error."""
-    if error.code == "trackable_not_found":
+    if error.code == Code.TRACKABLE_NOT_FOUND:
         raise PageNotFound from error
 
 

@@ -17,7 +17,7 @@ import pytest
 from flask_jwt_extended import create_access_token
 from sqlalchemy import select
 
-from app.error_codes import ERROR_CODES, HTTP_STATUS_CODES
+from app.error_codes import ERROR_CODES, HTTP_STATUS_CODES, Code
 from app.extensions import db
 from app.models.enums import CommentPolicy, NoteVisibility
 from app.models.team import JoinPolicy, MembershipStatus, TeamMembership
@@ -159,13 +159,17 @@ def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
 
 
 def _strings(node: ast.expr | None, constants: dict[str, ast.expr], depth: int = 0) -> set[str]:
-    """The string values an expression in a code position can have: a literal, either
+    """The string values an expression in a code position can have: a literal, a Code, either
     branch of a conditional, a module constant, or the values of a constant dict that is
     subscripted. Other expressions (parameters, attributes) name no code of their own."""
     if node is None or depth > 4:
         return set()
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return {node.value}
+    named = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+    if named and node.value.id == "Code":  # type: ignore[attr-defined]
+        member = Code.__members__.get(node.attr)  # type: ignore[attr-defined]
+        return {member.value if member is not None else f"Code.{node.attr}"}  # type: ignore[attr-defined]
     if isinstance(node, ast.IfExp):
         return _strings(node.body, constants, depth + 1) | _strings(
             node.orelse, constants, depth + 1

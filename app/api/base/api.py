@@ -24,7 +24,7 @@ from app.api.base.schemas import (
 )
 from app.api.documentation import DocumentationPlugin
 from app.api.documentation import finish as finish_documentation
-from app.error_codes import error_code_table
+from app.error_codes import Code, error_code_table
 from app.errors import (
     PROBLEM_JSON,
     http_exception_response,
@@ -141,7 +141,7 @@ def refuse_nul_in_path() -> Response | None:
         isinstance(value, str) and "\x00" in value for value in (request.view_args or {}).values()
     ):
         return problem(
-            404, "Not found", f"Nothing is served at {request.path!r}.", code="route_not_found"
+            404, "Not found", f"Nothing is served at {request.path!r}.", code=Code.ROUTE_NOT_FOUND
         )
     return None
 

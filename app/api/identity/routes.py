@@ -24,6 +24,7 @@ from app.api.identity.schemas import (
     ResetPasswordSchema,
 )
 from app.auth import issue_access_token
+from app.error_codes import Code
 from app.errors import PROBLEM_JSON, Unauthorized, ValidationFailed
 from app.extensions import db, limiter
 from app.models.user import User
@@ -47,10 +48,10 @@ SIGN_IN_FAILURES = {
 }
 # The machine code of each failure (app.error_codes): `detail` stays the identity API's word.
 SIGN_IN_CODES = {
-    "Failed": "invalid_credentials",
-    "LockedOut": "account_locked_out",
-    "RequiresTwoFactor": "two_factor_required",
-    "NotAllowed": "email_not_confirmed",
+    "Failed": Code.INVALID_CREDENTIALS,
+    "LockedOut": Code.ACCOUNT_LOCKED_OUT,
+    "RequiresTwoFactor": Code.TWO_FACTOR_REQUIRED,
+    "NotAllowed": Code.EMAIL_NOT_CONFIRMED,
 }
 
 
@@ -177,7 +178,7 @@ def login(query: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
         "title": "Unauthorized",
         "status": 401,
         "detail": REFRESH_REFUSED,
-        "code": "invalid_refresh_token",
+        "code": Code.INVALID_REFRESH_TOKEN,
     },
 )
 def refresh(data: dict[str, Any]) -> dict[str, Any]:
@@ -190,7 +191,7 @@ def refresh(data: dict[str, Any]) -> dict[str, Any]:
     rotated = identity.rotate_refresh_token(data["refresh_token"], config=current_app.config)
     db.session.commit()  # a reuse revokes the family even though the answer is 401
     if rotated is None:
-        raise Unauthorized(REFRESH_REFUSED, code="invalid_refresh_token")
+        raise Unauthorized(REFRESH_REFUSED, code=Code.INVALID_REFRESH_TOKEN)
     return token_response(*rotated)
 
 

@@ -13,6 +13,7 @@ from app.api.base import PROBLEM_JSON, Blueprint, ProblemSchema
 from app.api.examples import coded_problem
 from app.api.images.schemas import ImageEnvelopeSchema, ImageSchema, ImageUploadFormSchema
 from app.auth import current_viewer
+from app.error_codes import Code
 from app.errors import ValidationFailed
 from app.extensions import client_ip, db
 from app.models.image import ImageTarget
@@ -46,16 +47,16 @@ UPLOAD_REFUSED = {
     "`image_limit_reached` (the parent holds 400 images). The limits are settings, "
     "published in `GET /api/system/status` under `limits`.",
     "examples": {
-        "image_limit_reached": _problem(
+        Code.IMAGE_LIMIT_REACHED: _problem(
             400,
             "Bad request",
-            "image_limit_reached",
+            Code.IMAGE_LIMIT_REACHED,
             "This holds 400 images, the most allowed: delete one to add another.",
         ),
-        "image_truncated": _problem(
+        Code.IMAGE_TRUNCATED: _problem(
             400,
             "Bad request",
-            "image_truncated",
+            Code.IMAGE_TRUNCATED,
             "The image is truncated: 633 bytes cannot hold 7000 x 8000 pixels.",
         ),
     },
@@ -69,7 +70,7 @@ DAILY_LIMIT = {
     "example": _problem(
         429,
         "Too many requests",
-        "image_daily_limit_reached",
+        Code.IMAGE_DAILY_LIMIT_REACHED,
         "At most 500 images uploaded per account per day. Try again in 3600 seconds.",
     )["value"],
 }
@@ -83,13 +84,13 @@ FINDER_LIMIT = {
     "(`finder_photo_limit_reached`). `Retry-After` says when the next one fits.",
     "headers": DAILY_LIMIT["headers"],
     "examples": {
-        "finder_photo_limit_reached": _problem(
+        Code.FINDER_PHOTO_LIMIT_REACHED: _problem(
             429,
             "Too many requests",
-            "finder_photo_limit_reached",
+            Code.FINDER_PHOTO_LIMIT_REACHED,
             "At most 12 photos per finder session in 1440 minutes. Try again in 3600 seconds.",
         ),
-        "image_daily_limit_reached": {"value": DAILY_LIMIT["example"]},
+        Code.IMAGE_DAILY_LIMIT_REACHED: {"value": DAILY_LIMIT["example"]},
     },
 }
 

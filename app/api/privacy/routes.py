@@ -17,6 +17,7 @@ from app.api.privacy.schemas import (
     ExportNotReadyProblemSchema,
 )
 from app.auth import current_viewer
+from app.error_codes import Code
 from app.extensions import db
 from app.platform.http_files import attachment
 from app.services import privacy
@@ -36,7 +37,7 @@ IN_PROGRESS = {
     "example": coded_problem(
         409,
         "Conflict",
-        "account_export_in_progress",
+        Code.ACCOUNT_EXPORT_IN_PROGRESS,
         "Your previous export is still being made; wait for it.",
         exportId="3b8f2c71-5d0e-4a69-9c14-7e2a6d8b0f53",
     ),
@@ -50,7 +51,7 @@ DAILY_LIMIT = {
     "example": coded_problem(
         429,
         "Too many requests",
-        "account_export_daily_limit_reached",
+        Code.ACCOUNT_EXPORT_DAILY_LIMIT_REACHED,
         "At most 3 data exports per account per day. Try again in 5400 seconds.",
     ),
 }
@@ -61,7 +62,7 @@ NOT_READY = {
     "example": coded_problem(
         409,
         "Conflict",
-        "account_export_not_ready",
+        Code.ACCOUNT_EXPORT_NOT_READY,
         "This export is running, not ready for download.",
         state="running",
     ),
@@ -73,7 +74,7 @@ EXPIRED = {
     "example": coded_problem(
         410,
         "Gone",
-        "account_export_expired",
+        Code.ACCOUNT_EXPORT_EXPIRED,
         "This export's download time ran out; ask for a new export.",
     ),
 }

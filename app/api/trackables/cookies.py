@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from flask import Response, after_this_request, current_app, request
 
 from app.auth import current_viewer
+from app.error_codes import Code
 from app.errors import TrackableError
 from app.extensions import client_ip, db
 from app.services import trackables
@@ -70,6 +71,6 @@ def keeping_counted_misses() -> Iterator[None]:
         db.session.commit()
         raise
     except TrackableError as error:
-        if error.code == "trackable_access_code_invalid":
+        if error.code == Code.TRACKABLE_ACCESS_CODE_INVALID:
             db.session.commit()
         raise

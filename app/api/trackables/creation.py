@@ -23,6 +23,7 @@ from app.api.trackables.schemas import (
     TrackableSecretsSchema,
 )
 from app.auth import current_viewer
+from app.error_codes import Code
 from app.extensions import db
 from app.services import trackables
 
@@ -84,7 +85,7 @@ HOURLY_LIMIT = {
         "title": "Too many requests",
         "status": 429,
         "detail": "At most 200 trackables created per account per hour. Try again in 1200 seconds.",
-        "code": "trackable_hourly_limit_reached",
+        "code": Code.TRACKABLE_HOURLY_LIMIT_REACHED,
     },
 }
 

@@ -19,6 +19,7 @@ from app.api.webhooks.schemas import (
     WebhookUpdateSchema,
 )
 from app.auth import current_viewer
+from app.error_codes import Code
 from app.extensions import db
 from app.services import webhooks
 
@@ -58,7 +59,7 @@ SENDS_LIMITED = {
     "example": coded_problem(
         429,
         "Too many requests",
-        "webhook_sends_limited",
+        Code.WEBHOOK_SENDS_LIMITED,
         "This webhook has had 20 test messages and redeliveries in the last hour, the most "
         "allowed. Try again in 1200 seconds.",
     ),
@@ -159,7 +160,7 @@ def list_webhook_deliveries(query: dict, webhook_id: UUID) -> Any:
     **conflict_response(
         "`webhook_delivery_pending`: the delivery is still being tried; wait for its "
         "outcome. " + SWITCHED_OFF,
-        "webhook_delivery_pending",
+        Code.WEBHOOK_DELIVERY_PENDING,
         "The delivery is still being tried.",
     ),
 )
@@ -180,7 +181,7 @@ def redeliver_webhook_delivery(webhook_id: UUID, delivery_id: UUID) -> Any:
 @blp.auth()
 @blp.response(202, WebhookDeliverySchema)
 @blp.alt_response(
-    409, **conflict_response(SWITCHED_OFF, "webhook_disabled", "Switch the webhook on first.")
+    409, **conflict_response(SWITCHED_OFF, Code.WEBHOOK_DISABLED, "Switch the webhook on first.")
 )
 @blp.alt_response(429, **SENDS_LIMITED)
 def test_webhook(webhook_id: UUID) -> Any:

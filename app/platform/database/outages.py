@@ -17,6 +17,7 @@ from sqlalchemy.orm import (
     scoped_session,
 )
 
+from app.error_codes import Code
 from app.errors import problem
 from app.platform.database.guard import (
     Breaker,
@@ -85,7 +86,7 @@ def database_unavailable(error: Exception) -> Response:
         503,
         "Service unavailable",
         "The database is not reachable right now. Try again shortly.",
-        code="database_unavailable",
+        code=Code.DATABASE_UNAVAILABLE,
         headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
     )
 
@@ -109,7 +110,7 @@ def database_conflict(error: Exception) -> Response:
         "Service unavailable",
         "The request collided with a concurrent one in the database (a deadlock) and was "
         "not carried out. Try again.",
-        code="database_deadlock",
+        code=Code.DATABASE_DEADLOCK,
         headers={"Retry-After": "1"},
     )
 

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import ApiError, NotFound, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
@@ -56,7 +57,7 @@ def get_category(scope: OwnerScope, category_id: uuid.UUID) -> Category:
     """A live category of this scope, or 404."""
     category = db.session.scalar(_live(scope).where(Category.id == category_id))
     if category is None:
-        raise NotFound("Category not found.", code="category_not_found")
+        raise NotFound("Category not found.", code=Code.CATEGORY_NOT_FOUND)
     return category
 
 
@@ -272,7 +273,7 @@ def delete_category(viewer: Viewer, scope: OwnerScope, category_id: uuid.UUID) -
             raise ApiError(
                 "A root category that still holds notes or categories cannot be deleted: "
                 "move or delete them first.",
-                code="category_not_empty",
+                code=Code.CATEGORY_NOT_EMPTY,
             )
     else:
         db.session.execute(

@@ -16,6 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import selectinload
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import NotFound, ValidationFailed
 from app.extensions import db
 from app.hooks import DeletionCounts
@@ -227,7 +228,7 @@ def operator_resolve(report_id: uuid.UUID, resolution_text: str, *, reviewer: st
     rule as the route (a text that is not blank), the operator's name as reviewer."""
     report = db.session.get(ContentReport, report_id)
     if report is None:
-        raise NotFound("No such content report.", code="report_not_found")
+        raise NotFound("No such content report.", code=Code.REPORT_NOT_FOUND)
     _apply_review(
         report,
         ReportStatus.RESOLVED,

@@ -23,6 +23,7 @@ from flask import current_app, has_request_context, request
 from sqlalchemy import func, select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import NotFound
 from app.extensions import db
 from app.models.base import utcnow
@@ -175,7 +176,7 @@ def explain_ticket(
         )
     )
     if report is None:
-        raise NotFound("No error ticket has this number.", code="error_ticket_not_found")
+        raise NotFound("No error ticket has this number.", code=Code.ERROR_TICKET_NOT_FOUND)
     return _record(viewer, report, user_explanation, track_in_support_tickets, client_context)
 
 

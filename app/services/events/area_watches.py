@@ -17,6 +17,7 @@ import uuid
 from sqlalchemy import and_, delete, func, or_, select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import ApiError, NotFound, ValidationFailed
 from app.extensions import db
 from app.hooks import DeletionCounts
@@ -27,8 +28,8 @@ from app.services.shared.areas import Bounds
 from app.services.shared.languages import canonical_language
 from app.services.shared.pages import Listing, Order, Page, read_list
 
-LIMIT_REACHED = "area_watch_limit_reached"
-NOT_FOUND = "area_watch_not_found"
+LIMIT_REACHED = Code.AREA_WATCH_LIMIT_REACHED
+NOT_FOUND = Code.AREA_WATCH_NOT_FOUND
 ORDER = Order(AreaWatch.created_utc.desc(), AreaWatch.id.desc())
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import exc, func, select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import Unauthorized, ValidationFailed
 from app.extensions import db
 from app.hooks import AccountCleanup
@@ -125,7 +126,7 @@ def register(*, email: str, user_name: str, password: str, config: Mapping[str, 
     if problems:
         errors["password"] = problems
     if errors:
-        raise ValidationFailed(errors, code="email_taken" if "email" in errors else None)
+        raise ValidationFailed(errors, code=Code.EMAIL_TAKEN if "email" in errors else None)
     user = User(
         email=email,
         normalized_email=normalized,
@@ -138,7 +139,7 @@ def register(*, email: str, user_name: str, password: str, config: Mapping[str, 
     except exc.IntegrityError:
         if email_taken(normalized):
             raise ValidationFailed(
-                {"email": [f"Email '{email}' is already taken."]}, code="email_taken"
+                {"email": [f"Email '{email}' is already taken."]}, code=Code.EMAIL_TAKEN
             ) from None
         raise ValidationFailed(
             {"userName": [f"User name '{user_name}' is already taken."]}
@@ -171,7 +172,7 @@ def reset_password(
         or normalize_email(checked.email) != normalized
         or checked.user.normalized_email != normalized
     ):
-        raise ValidationFailed({"resetCode": [INVALID_CODE]}, code="invalid_email_code")
+        raise ValidationFailed({"resetCode": [INVALID_CODE]}, code=Code.INVALID_EMAIL_CODE)
     user = checked.user
     problems = password_problems(
         new_password, email=user.email, user_name=user.user_name, config=config
@@ -194,20 +195,20 @@ def confirm_email(
     purpose = tokens.CHANGE_EMAIL if changed_email else tokens.CONFIRM_EMAIL
     checked = tokens.check_email_code(code, purpose, config=config)
     if checked is None or checked.user.id != user_id:
-        raise ValidationFailed({"code": [INVALID_CODE]}, code="invalid_email_code")
+        raise ValidationFailed({"code": [INVALID_CODE]}, code=Code.INVALID_EMAIL_CODE)
     user, sent_to = checked.user, normalize_email(checked.email)
     if changed_email:
         normalized = normalize_email(changed_email)
         if sent_to != normalized:
-            raise ValidationFailed({"code": [INVALID_CODE]}, code="invalid_email_code")
+            raise ValidationFailed({"code": [INVALID_CODE]}, code=Code.INVALID_EMAIL_CODE)
         if email_taken(normalized, other_than=user):
             raise ValidationFailed(
                 {"changedEmail": [f"Email '{changed_email}' is already taken."]},
-                code="email_taken",
+                code=Code.EMAIL_TAKEN,
             )
         user.email, user.normalized_email = checked.email, normalized
     elif sent_to != user.normalized_email:  # the address changed since the code was sent
-        raise ValidationFailed({"code": [INVALID_CODE]}, code="invalid_email_code")
+        raise ValidationFailed({"code": [INVALID_CODE]}, code=Code.INVALID_EMAIL_CODE)
     tokens.use_email_code(checked)
     user.is_email_confirmed = True
     db.session.flush()
@@ -257,7 +258,7 @@ def update_account_info(
         if problems:
             errors["newPassword"] = problems
     if errors:
-        raise ValidationFailed(errors, code="email_taken" if "newEmail" in errors else None)
+        raise ValidationFailed(errors, code=Code.EMAIL_TAKEN if "newEmail" in errors else None)
     for name, value in (preferences or {}).items():
         setattr(user, name, value)
     if new_password:
@@ -283,7 +284,9 @@ def delete_my_account(
     exists."""
     user = get_for_write(db.session, User, viewer.account.id, exclusive=True)
     if user is None:
-        gone = Unauthorized("The bearer token's account no longer exists.", code="account_deleted")
+        gone = Unauthorized(
+            "The bearer token's account no longer exists.", code=Code.ACCOUNT_DELETED
+        )
         gone.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
         raise gone
     forget_failures(user.normalized_email, config=config)

@@ -20,6 +20,7 @@ from flask import current_app
 from sqlalchemy import and_, func, or_, select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import ApiError, NotFound
 from app.extensions import db
 from app.hooks import DeletionCounts
@@ -51,16 +52,16 @@ class VariantFile:
 class ImageRejected(ApiError):
     """400 with the reason: not an accepted format, too big, broken, or the parent is full."""
 
-    code = "image_rejected"
+    code = Code.IMAGE_REJECTED
 
 
 # 400 image_limit_reached: IMAGES_PER_PARENT_MAX (a finder's comment or stop:
 # FINDER_PHOTOS_PER_ENTRY). 429 image_daily_limit_reached: IMAGES_PER_USER_PER_DAY. 429
 # finder_photo_limit_reached: FINDER_PHOTOS_PER_SESSION or FINDER_PHOTOS_PER_NETWORK in any
 # FINDER_PHOTOS_WINDOW_MINUTES.
-LIMIT_REACHED = "image_limit_reached"
-DAILY_LIMIT_REACHED = "image_daily_limit_reached"
-FINDER_LIMIT_REACHED = "finder_photo_limit_reached"
+LIMIT_REACHED = Code.IMAGE_LIMIT_REACHED
+DAILY_LIMIT_REACHED = Code.IMAGE_DAILY_LIMIT_REACHED
+FINDER_LIMIT_REACHED = Code.FINDER_PHOTO_LIMIT_REACHED
 SESSION_BUDGET, NETWORK_BUDGET = "finder-photo-session", "finder-photo-network"
 
 
@@ -161,7 +162,7 @@ def _visible_variant(
     if variant is None:
         raise NotFound(
             "No such variant: use thumbnail, small, medium or large.",
-            code="image_variant_not_found",
+            code=Code.IMAGE_VARIANT_NOT_FOUND,
         )
     return image_policy.get_visible(viewer, image_id), variant
 
@@ -171,7 +172,7 @@ def read_variant(viewer: Viewer, image_id: uuid.UUID, variant_name: str) -> Vari
     image, variant = _visible_variant(viewer, image_id, variant_name)
     data = image_store(current_app.config).read(variant_key(image.id, variant))
     if data is None:
-        raise NotFound("Image not found.", code="image_not_found")
+        raise NotFound("Image not found.", code=Code.IMAGE_NOT_FOUND)
     return VariantFile(
         data=data, etag=f"{image.id}-{variant.size}", is_public=image_policy.is_public(image)
     )

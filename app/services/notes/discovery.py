@@ -20,6 +20,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.functions import FunctionElement
 
 from app.auth import ANONYMOUS, Viewer
+from app.error_codes import Code
 from app.errors import NotFound
 from app.extensions import db
 from app.models.note import Note
@@ -284,7 +285,7 @@ def profile_notes(
     """
     owner = db.session.scalar(select(User).where(User.user_name == user_name.lower()))
     if owner is None:
-        raise NotFound("Profile not found.", code="profile_not_found")
+        raise NotFound("Profile not found.", code=Code.PROFILE_NOT_FOUND)
     return page_notes(
         viewer,
         note_policy.profile_filter(owner),

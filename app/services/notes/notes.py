@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import NotFound, ValidationFailed
 from app.extensions import db
 from app.hooks import remove_children
@@ -152,7 +153,7 @@ def check_managed(viewer: Viewer, scope: OwnerScope, note: Note | None) -> Note:
     note = note_policy.require_visible(viewer, note)
     note_policy.require_manage(viewer, note)
     if not scope.contains(note):
-        raise NotFound("Note not found.", code="note_not_found")
+        raise NotFound("Note not found.", code=Code.NOTE_NOT_FOUND)
     return note
 
 

@@ -23,6 +23,7 @@ from flask import current_app
 from sqlalchemy import delete, func, select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import ApiError
 from app.extensions import db
 from app.hooks import DeletionCounts
@@ -58,17 +59,17 @@ IN_CHUNK = 500
 
 class ExportInProgress(ApiError):
     status, title = 409, "Conflict"
-    code = "account_export_in_progress"
+    code = Code.ACCOUNT_EXPORT_IN_PROGRESS
 
 
 class ExportNotReady(ApiError):
     status, title = 409, "Conflict"
-    code = "account_export_not_ready"
+    code = Code.ACCOUNT_EXPORT_NOT_READY
 
 
 class ExportExpired(ApiError):
     status, title = 410, "Gone"
-    code = "account_export_expired"
+    code = Code.ACCOUNT_EXPORT_EXPIRED
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def export_budget(config: Mapping[str, Any]) -> budgets.Budget:
         limit,
         timedelta(days=1),
         refusal=f"At most {limit} data exports per account per day.",
-        code="account_export_daily_limit_reached",
+        code=Code.ACCOUNT_EXPORT_DAILY_LIMIT_REACHED,
     )
 
 

@@ -21,6 +21,7 @@ from sqlalchemy import (
     delete,
 )
 
+from app.error_codes import Code
 from app.errors import ApiError
 from app.extensions import db
 from app.hooks import DeletionCounts
@@ -40,7 +41,7 @@ class Budget:
     limit: int
     window: timedelta
     refusal: str = "This limit is reached."
-    code: str | None = None
+    code: Code | None = None
 
     @classmethod
     def from_config(
@@ -51,7 +52,7 @@ class Budget:
         window_key: str,
         *,
         refusal: str = "This limit is reached.",
-        code: str | None = None,
+        code: Code | None = None,
     ) -> Budget:
         """The limit and the window (in minutes) from settings."""
         window = timedelta(minutes=int(config[window_key]))
@@ -66,9 +67,9 @@ class LimitExceeded(ApiError):
     `rate_limited`)."""
 
     status, title = 429, "Too many requests"
-    code = "rate_limited"
+    code = Code.RATE_LIMITED
 
-    def __init__(self, detail: str, retry_after: int, *, code: str | None = None) -> None:
+    def __init__(self, detail: str, retry_after: int, *, code: Code | None = None) -> None:
         super().__init__(
             f"{detail} Try again in {retry_after} seconds.",
             code=code,

@@ -21,6 +21,7 @@ from typing import Any
 
 from flask import current_app
 
+from app.error_codes import Code
 from app.errors import ApiError
 from app.integrations import outbound
 
@@ -41,7 +42,7 @@ class LinkVerificationFailed(ApiError):
     """400: the link is malformed, not allowed, unreachable or answered an HTTP error."""
 
     status, title = 400, "External link rejected"
-    code = "link_verification_failed"
+    code = Code.LINK_VERIFICATION_FAILED
 
     def __init__(
         self, detail: str, *, support_url: str, upstream_status_code: int | None = None

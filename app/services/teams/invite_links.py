@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import NotFound
 from app.extensions import db
 from app.models.base import utcnow
@@ -118,7 +119,7 @@ def delete_link(viewer: Viewer, team_id: uuid.UUID, invite_link_id: uuid.UUID) -
     team_policy.require_admin(viewer, team_id)
     link = db.session.get(TeamInviteLink, invite_link_id)
     if link is None or link.team_id != team_id:
-        raise NotFound("Invite link not found.", code="invite_link_not_found")
+        raise NotFound("Invite link not found.", code=Code.INVITE_LINK_NOT_FOUND)
     db.session.delete(link)
     db.session.flush()
 
@@ -135,7 +136,7 @@ def _working_link(team_slug_text: str, code: str) -> TeamInviteLink:
         and link.created_by_user_id in _admin_ids(link.team_id)
     )
     if link is None or not works:
-        raise NotFound("Invite link not found.", code="invite_link_not_found")
+        raise NotFound("Invite link not found.", code=Code.INVITE_LINK_NOT_FOUND)
     return link
 
 
@@ -158,12 +159,12 @@ def join(viewer: Viewer, team_slug_text: str, code: str) -> JoinResult:
     link = _working_link(team_slug_text, code)
     team = team_policy.team_for(link.team_id)  # a deletion of the team first, or after this
     if team is None:
-        raise NotFound("Invite link not found.", code="invite_link_not_found")
+        raise NotFound("Invite link not found.", code=Code.INVITE_LINK_NOT_FOUND)
     own = team_policy.own_membership(viewer, link.team_id)
     following = memberships.next_status("join", own, team)
     if own is not None and following == own.status:
         return JoinResult(team.slug, own.status)  # nothing changes
     if link.is_single_use and not claim_single_use(link, user_id):
-        raise NotFound("Invite link not found.", code="invite_link_not_found")
+        raise NotFound("Invite link not found.", code=Code.INVITE_LINK_NOT_FOUND)
     record = memberships.apply(team, own, user_id, "join", actor_id=user_id)
     return JoinResult(team.slug, record.status)

@@ -18,6 +18,7 @@ from typing import Literal
 from sqlalchemy import case, delete, exc, func, select, update
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import Conflict, Forbidden, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
@@ -102,12 +103,12 @@ def next_status(
         if started is None:
             raise Forbidden(
                 "This team takes no membership requests; it joins by invitation.",
-                code="team_invite_only",
+                code=Code.TEAM_INVITE_ONLY,
             )
         return started
     following = TRANSITIONS.get((operation, current))
     if following is None or (operation == "promote-admin" and membership and membership.is_admin):
-        raise Conflict(_refusal(operation, membership), code="membership_state_conflict")
+        raise Conflict(_refusal(operation, membership), code=Code.MEMBERSHIP_STATE_CONFLICT)
     return following
 
 
@@ -145,7 +146,7 @@ def apply(
         except exc.IntegrityError:
             raise Conflict(
                 "The membership changed meanwhile; reload and try again.",
-                code="membership_state_conflict",
+                code=Code.MEMBERSHIP_STATE_CONFLICT,
             ) from None
     elif following in ENDING:
         record = MembershipRecord.of(membership, status=following, updated_utc=now)
@@ -268,7 +269,7 @@ def remove(viewer: Viewer, team_id: uuid.UUID, membership_id: uuid.UUID) -> None
     if was_admin and _admin_count(team_id) == 0:
         raise Conflict(
             "A team keeps at least one admin: promote another member first, or delete the team.",
-            code="team_last_admin",
+            code=Code.TEAM_LAST_ADMIN,
         )
     if team is not None:
         teams.touch(team)

@@ -26,6 +26,7 @@ from sqlalchemy.orm import selectinload
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import Conflict, NotFound
 from app.extensions import db
 from app.integrations import outbound
@@ -661,7 +662,7 @@ def manual_send_budgets(config: Mapping[str, Any]) -> tuple[budgets.Budget, budg
             timedelta(hours=1),
             f"You have asked for {per_account} test messages and redeliveries in the last "
             "hour, the most allowed.",
-            code="webhook_sends_limited",
+            code=Code.WEBHOOK_SENDS_LIMITED,
         ),
         budgets.Budget(
             "webhook_sends_per_webhook",
@@ -669,7 +670,7 @@ def manual_send_budgets(config: Mapping[str, Any]) -> tuple[budgets.Budget, budg
             timedelta(hours=1),
             f"This webhook has had {per_webhook} test messages and redeliveries in the last "
             "hour, the most allowed.",
-            code="webhook_sends_limited",
+            code=Code.WEBHOOK_SENDS_LIMITED,
         ),
     )
 
@@ -702,9 +703,9 @@ def redeliver(
     if delivery is None or delivery.subscription_id != subscription.id:
         raise _delivery_not_found()
     if not subscription.is_enabled:
-        raise Conflict("Switch the webhook on first.", code="webhook_disabled")
+        raise Conflict("Switch the webhook on first.", code=Code.WEBHOOK_DISABLED)
     if delivery.state is DeliveryState.PENDING:
-        raise Conflict("The delivery is still being tried.", code="webhook_delivery_pending")
+        raise Conflict("The delivery is still being tried.", code=Code.WEBHOOK_DELIVERY_PENDING)
     _spend_manual_send(viewer, subscription, config)
     now = utcnow()
     delivery.state = DeliveryState.PENDING
@@ -719,7 +720,7 @@ def send_test(viewer: Viewer, webhook_id: uuid.UUID, config: Mapping[str, Any]) 
     the hourly limits (`manual_send_budgets`)."""
     subscription = policy.get_manageable(viewer, webhook_id)
     if not subscription.is_enabled:
-        raise Conflict("Switch the webhook on first.", code="webhook_disabled")
+        raise Conflict("Switch the webhook on first.", code=Code.WEBHOOK_DISABLED)
     _spend_manual_send(viewer, subscription, config)
     body = {
         "type": TEST_EVENT,
@@ -732,7 +733,7 @@ def send_test(viewer: Viewer, webhook_id: uuid.UUID, config: Mapping[str, Any]) 
 
 
 def _delivery_not_found() -> NotFound:
-    return NotFound("Delivery not found.", code="webhook_delivery_not_found")
+    return NotFound("Delivery not found.", code=Code.WEBHOOK_DELIVERY_NOT_FOUND)
 
 
 # --- keeping -----------------------------------------------------------------------------

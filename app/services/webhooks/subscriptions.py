@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import ApiError, ValidationFailed
 from app.extensions import db
 from app.hooks import DeletionCounts
@@ -36,7 +37,7 @@ ORDER = Order(WebhookSubscription.created_utc.desc(), WebhookSubscription.id.des
 
 
 class WebhookLimitReached(ApiError):
-    code = "webhook_limit_reached"
+    code = Code.WEBHOOK_LIMIT_REACHED
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def check_url(url: str, config: Mapping[str, Any]) -> str:
         raise ValidationFailed(
             {"url": [error.reason]},
             "The webhook URL is not allowed.",
-            code="webhook_url_not_allowed",
+            code=Code.WEBHOOK_URL_NOT_ALLOWED,
         ) from error
     return target.url
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from app.error_codes import Code
 from app.models.base import utcnow
 from app.models.user import User
 from app.platform import metrics
@@ -67,7 +68,7 @@ class GuessBudgetExceeded(LimitExceeded):
     to wait."""
 
     def __init__(self, retry_after: int, budget: Budget) -> None:
-        super().__init__("", retry_after, code="secret_guess_limit_reached")
+        super().__init__("", retry_after, code=Code.SECRET_GUESS_LIMIT_REACHED)
         self.budget = budget
         self.detail = " ".join(
             part for part in (self.state, f"Try again in {self.wait}.", self.hint) if part

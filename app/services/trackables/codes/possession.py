@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from sqlalchemy import exc, select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import Conflict, TrackableError, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
@@ -62,12 +63,12 @@ def writable(viewer: Viewer, trackable_id: uuid.UUID, credential: Credential) ->
         if viewer.is_authenticated or not policy.can_view(viewer, trackable):
             raise policy.not_found()
         raise TrackableError(
-            "trackable_access_code_required",
+            Code.TRACKABLE_ACCESS_CODE_REQUIRED,
             "Send the trackable's secret code or QR token, or open it by its code first.",
         )
     if not trackable.is_activated:
         raise TrackableError(
-            "trackable_activation_required", "This trackable has to be activated first."
+            Code.TRACKABLE_ACTIVATION_REQUIRED, "This trackable has to be activated first."
         )
     return trackable
 
@@ -83,7 +84,7 @@ def _check_code(viewer: Viewer, trackable: Trackable, credential: Credential) ->
     # A public code is no credential, and another trackable's secret is not this one's.
     count_miss(credential.guess_client, config)
     raise TrackableError(
-        "trackable_access_code_invalid", "This code is not a secret code of this trackable."
+        Code.TRACKABLE_ACCESS_CODE_INVALID, "This code is not a secret code of this trackable."
     )
 
 
@@ -146,7 +147,7 @@ def _tagged(model: type[Tagged], trackable_id: uuid.UUID, client_mutation_id: st
 def _replayed(earlier: Tagged, same_writer: Callable[[Tagged], bool], digest: str | None) -> Tagged:
     if not same_writer(earlier):
         raise TrackableError(
-            "trackable_request_rejected",
+            Code.TRACKABLE_REQUEST_REJECTED,
             "This clientMutationId was already used by another writer on this trackable.",
         )
     # A row written before hashes were kept (NULL) is answered as a retry, as it was.
@@ -160,4 +161,4 @@ def _replayed(earlier: Tagged, same_writer: Callable[[Tagged], bool], digest: st
     return earlier
 
 
-CLIENT_MUTATION_ID_REUSED = "client_mutation_id_reused"
+CLIENT_MUTATION_ID_REUSED = Code.CLIENT_MUTATION_ID_REUSED

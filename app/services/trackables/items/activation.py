@@ -20,6 +20,7 @@ from typing import Any, Final
 from sqlalchemy import update
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import TrackableError, ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
@@ -153,7 +154,9 @@ def activate(
     user = viewer.account
     trackable = trackable_policy.get_visible(viewer, trackable_id)
     if trackable.is_activated:
-        raise TrackableError("trackable_already_activated", "This trackable is already activated.")
+        raise TrackableError(
+            Code.TRACKABLE_ALREADY_ACTIVATED, "This trackable is already activated."
+        )
     _check_stop_pair(initial_journey_stop_latitude, initial_journey_stop_longitude)
     scope = _team_scope(viewer, team_id)
     group = trackable.group
@@ -201,7 +204,9 @@ def activate(
         "external_link_append_public_code": append,
     }
     if not claim_activation(trackable, values):
-        raise TrackableError("trackable_already_activated", "This trackable is already activated.")
+        raise TrackableError(
+            Code.TRACKABLE_ALREADY_ACTIVATED, "This trackable is already activated."
+        )
     db.session.refresh(trackable)
     events.record(events.EventType.ACTIVATED, trackable, actor_id=user.id)
     stop = None

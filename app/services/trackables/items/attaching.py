@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Sequence
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import TrackableError
 from app.extensions import db
 from app.models.note import Note
@@ -48,7 +49,7 @@ def attach_to_note(
     for trackable in found:
         if not trackable.is_activated:
             raise TrackableError(
-                "trackable_activation_required", "This trackable has to be activated first."
+                Code.TRACKABLE_ACTIVATION_REQUIRED, "This trackable has to be activated first."
             )
     for trackable in dict.fromkeys(found):
         _attach(viewer, note, trackable)
@@ -66,7 +67,7 @@ def _by_code(credential: Credential) -> Trackable:
     if match is None or match[1] is CodeKind.PUBLIC:
         count_miss(credential.guess_client, config)
         raise TrackableError(
-            "trackable_access_code_invalid",
+            Code.TRACKABLE_ACCESS_CODE_INVALID,
             "This is not a trackable's secret code: a public code does not attach.",
         )
     return match[0]
@@ -79,7 +80,7 @@ def _selected(viewer: Viewer, trackable_id: uuid.UUID) -> Trackable:
     trackable = policy.get_visible(viewer, trackable_id)
     if not (policy.holds_session(viewer, trackable) or policy.can_manage(viewer, trackable)):
         raise TrackableError(
-            "trackable_access_code_required",
+            Code.TRACKABLE_ACCESS_CODE_REQUIRED,
             "Open this trackable with its secret code first, or send the code.",
         )
     return trackable

@@ -21,6 +21,7 @@ from flask import current_app
 from sqlalchemy import exc, func, select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import ValidationFailed
 from app.extensions import db
 from app.models.base import utcnow
@@ -42,7 +43,7 @@ from app.services.trackables.codes.issuing import (
 )
 
 GROUP_NAME_TAKEN = "A trackable group with this name already exists."
-HOURLY_LIMIT_REACHED = "trackable_hourly_limit_reached"
+HOURLY_LIMIT_REACHED = Code.TRACKABLE_HOURLY_LIMIT_REACHED
 
 
 # TRACKABLES_PER_USER_PER_HOUR in any hour, alone or in groups, one unit per trackable (429

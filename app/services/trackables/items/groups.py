@@ -17,6 +17,7 @@ from flask import current_app
 from sqlalchemy import func, select, update
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import TrackableError
 from app.extensions import db
 from app.models.base import utcnow
@@ -41,10 +42,10 @@ def detach_from_group(viewer: Viewer, trackable_id: uuid.UUID) -> GroupMembershi
     """Take the trackable out of its group."""
     trackable = trackable_policy.get_visible(viewer, trackable_id)
     if trackable.group_id is None:
-        raise TrackableError("trackable_request_rejected", "The trackable is not in a group.")
+        raise TrackableError(Code.TRACKABLE_REQUEST_REJECTED, "The trackable is not in a group.")
     if not trackable_policy.can_detach(viewer, trackable):
         raise TrackableError(
-            "trackable_group_detach_forbidden",
+            Code.TRACKABLE_GROUP_DETACH_FORBIDDEN,
             "Only the trackable's activator or an admin of its group may detach it.",
         )
     left = trackable.group_id
@@ -94,11 +95,11 @@ def attach_to_group(
     """Put a detached trackable into a group the caller may attach it to."""
     trackable = trackable_policy.get_visible(viewer, trackable_id)
     if trackable.group_id is not None:
-        raise TrackableError("trackable_request_rejected", ALREADY_IN_GROUP)
+        raise TrackableError(Code.TRACKABLE_REQUEST_REJECTED, ALREADY_IN_GROUP)
     group = trackable_policy.get_visible_group(viewer, group_id)
     if not trackable_policy.can_attach(viewer, trackable, group):
         raise TrackableError(
-            "trackable_group_attach_forbidden",
+            Code.TRACKABLE_GROUP_ATTACH_FORBIDDEN,
             "Only the trackable's activator (or an admin of its team) who also controls "
             "the destination group may attach it.",
         )
@@ -111,10 +112,10 @@ def attach_to_group(
     if not claim_place(trackable, group, capacity):
         if _group_count(group) >= capacity:
             raise TrackableError(
-                "trackable_request_rejected",
+                Code.TRACKABLE_REQUEST_REJECTED,
                 f"The group is full: a group holds at most {capacity} trackables.",
             )
-        raise TrackableError("trackable_request_rejected", ALREADY_IN_GROUP)
+        raise TrackableError(Code.TRACKABLE_REQUEST_REJECTED, ALREADY_IN_GROUP)
     db.session.refresh(trackable)
     events.record(events.EventType.GROUP_ITEM_ADDED, trackable, actor_id=viewer.user_id)
     return GroupMembership(trackable.id, trackable.group)

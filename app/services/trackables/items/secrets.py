@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import delete, select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.extensions import db
 from app.models.base import utcnow
 from app.models.team import MembershipStatus, TeamMembership
@@ -39,7 +40,7 @@ def rotation_budget(config: Mapping[str, Any]) -> budgets.Budget:
         "SECRET_ROTATE_LIMIT",
         "SECRET_ROTATE_WINDOW_MINUTES",
         refusal="This account rotated too many secret codes.",
-        code="secret_rotation_limit_reached",
+        code=Code.SECRET_ROTATION_LIMIT_REACHED,
     )
 
 

@@ -17,6 +17,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import TrackableError
 from app.extensions import db
 from app.hooks import remove_children
@@ -184,5 +185,5 @@ def touch(trackable: Trackable, when: datetime) -> None:
 def _comment_of(trackable: Trackable, comment_id: uuid.UUID) -> TrackableComment:
     comment = db.session.get(TrackableComment, comment_id)
     if comment is None or comment.trackable_id != trackable.id:
-        raise TrackableError("trackable_comment_not_found", "Comment not found.")
+        raise TrackableError(Code.TRACKABLE_COMMENT_NOT_FOUND, "Comment not found.")
     return comment

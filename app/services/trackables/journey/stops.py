@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import TrackableError
 from app.extensions import db
 from app.hooks import remove_children
@@ -224,7 +225,7 @@ def convert_stop(
     policy.require_convert_stop(viewer, stop)
     if not _is_direct_report(stop):
         raise TrackableError(
-            "trackable_journey_stop_convert_rejected",
+            Code.TRACKABLE_JOURNEY_STOP_CONVERT_REJECTED,
             "This stop is already linked to a note; only a direct report becomes a note.",
         )
     note = notes.create_note(
@@ -248,7 +249,7 @@ def _is_direct_report(stop: JourneyStop) -> bool:
 def stop_of(trackable: Trackable, stop_id: uuid.UUID) -> JourneyStop:
     stop = db.session.get(JourneyStop, stop_id)
     if stop is None or stop.trackable_id != trackable.id:
-        raise TrackableError("trackable_journey_stop_not_found", "Journey stop not found.")
+        raise TrackableError(Code.TRACKABLE_JOURNEY_STOP_NOT_FOUND, "Journey stop not found.")
     return stop
 
 

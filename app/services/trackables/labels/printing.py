@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import select
 
 from app.auth import Viewer
+from app.error_codes import Code
 from app.errors import TrackableError
 from app.extensions import db
 from app.models.trackable import CodeKind, Trackable, TrackableCode
@@ -38,9 +39,9 @@ from app.services.trackables.labels.label_sheets import (
 LABELS_MAX_ITEMS = 200  # two full groups in one request
 LABEL_TEXT_MAX_LENGTH = 100  # characters; what does not fit on a label ends with "..."
 NOT_FOUND, NOT_MANAGED, CODE_INVALID = (
-    "trackable_not_found",
-    "trackable_request_rejected",
-    "trackable_access_code_invalid",
+    Code.TRACKABLE_NOT_FOUND,
+    Code.TRACKABLE_REQUEST_REJECTED,
+    Code.TRACKABLE_ACCESS_CODE_INVALID,
 )
 # Which refusal decides the answer's status and code when items are refused differently:
 # what the caller may not see first (404, as anywhere), then what they may not do.
@@ -66,7 +67,7 @@ class LabelItem:
 @dataclass(frozen=True)
 class RefusedItem:
     index: int
-    code: str
+    code: Code
     fields: tuple[str, ...] = ()
 
 
