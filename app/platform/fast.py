@@ -1,4 +1,5 @@
-"""The few shortcuts on library internals, behind one switch (`FAST_PATHS`).
+"""The few shortcuts on library internals, behind one switch (`FAST_PATHS`), and the list
+of every internal app/ touches (`INTERNALS`).
 
 Each reaches past a library's public interface for a gain on its route (bench/README.md,
 "Shortcuts on library internals") and rests on the library version it was tested with:
@@ -6,7 +7,7 @@ while a shortcut is on, a start on another version of its library is refused
 (`check_versions`). `FAST_PATHS=off` turns them all off (public interfaces only, a little
 slower); a comma-separated list turns on only those named. CI runs each shortcut's route
 tests both ways. The switch is per process (the app made last sets it): a shortcut runs
-where no app is at hand, and a deployment runs one app per process.
+where no app is at hand.
 """
 
 from __future__ import annotations
@@ -58,6 +59,66 @@ TESTED = {
     "flask-limiter": "4.1.1",
     "sqlalchemy": "2.1.9",
     "psycopg2-binary": "2.9.13",
+    "flask": "3.1.3",
+    "flask-smorest": "0.47.0",
+    "flask-sqlalchemy": "3.1.1",
+    "marshmallow": "4.4.0",
+    "webargs": "8.7.1",
+    "werkzeug": "3.1.9",
+}
+
+# Each library internal app/ touches, by the attribute it relies on: the shortcuts' (above,
+# switched by FAST_PATHS), and those no public interface replaces, always on, each with
+# what the contract needs of it. Their libraries are pinned in TESTED;
+# tests/platform/test_internals.py finds every touch in app/, fails on one not listed
+# here, and on a listed attribute the installed library no longer has.
+INTERNALS: dict[str, tuple[str, str]] = {
+    "flask_jwt_extended.JWTManager._decode_jwt_from_config": (
+        "flask-jwt-extended",
+        "shortcut jwt_decode_cache",
+    ),
+    "flask_limiter.Limiter._check_request_limit": ("flask-limiter", "shortcut limiter_hook"),
+    "flask_smorest.Api._register_responses": (
+        "flask-smorest",
+        "the per-status responses of the document as problem+json",
+    ),
+    "webargs.core.Parser._raw_load_json": (
+        "webargs",
+        "JSON bodies read strictly (NaN, nesting, NUL refused), 415 for another media type",
+    ),
+    "webargs.core.Parser._handle_invalid_json_error": (
+        "webargs",
+        "a body that is not JSON answered as 400 invalid_json",
+    ),
+    "webargs.core.Parser._makeproxy": (
+        "webargs",
+        "a multipart form's files and text fields read by one schema",
+    ),
+    "marshmallow.validate.Regexp._format_error": (
+        "marshmallow",
+        "the validator's own message, from our whole-text Regexp",
+    ),
+    "werkzeug.wrappers.Request._load_form_data": (
+        "werkzeug",
+        "a form over its limits answered as 413 naming the limit",
+    ),
+    "flask_sqlalchemy.session.Session._db": (
+        "flask-sqlalchemy",
+        "the request session reaches the replica's engine",
+    ),
+    "sqlalchemy.orm.Session._flushing": (
+        "sqlalchemy",
+        "a flush writes to the primary whatever the request reads from",
+    ),
+    "flask.json.provider.JSONProvider._app": ("flask", "the JSON provider's app, as Flask's own"),
+    "flask.json.provider.JSONProvider._prepare_response_obj": (
+        "flask",
+        "jsonify's arguments read as Flask reads them",
+    ),
+    "sqlalchemy.sql.compiler.SQLCompiler.visit_table:fromhints": (
+        "sqlalchemy",
+        "SQLite's index hints (INDEXED BY) on the tables of discovery",
+    ),
 }
 
 _enabled: frozenset[str] = frozenset(SHORTCUTS)

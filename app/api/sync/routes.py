@@ -23,6 +23,7 @@ from app.api.sync.schemas import (
 )
 from app.auth import current_viewer
 from app.extensions import db
+from app.platform.wire import wire_time
 from app.services import sync
 from app.services.notes import NoteList
 from app.services.shared.areas import Bounds
@@ -186,9 +187,7 @@ def pull_changes(data: dict) -> Response:
     )
     categories = SyncCategorySchema(many=True)
     body = {
-        "serverSyncUtc": SyncPullResultSchema()
-        .fields["server_sync_utc"]
-        ._serialize(result.server_sync_utc, None, None),
+        "serverSyncUtc": wire_time(result.server_sync_utc),
         "userNotes": _notes(result.user_notes, result.user_note_tombstones),
         "userCategories": categories.dump(result.user_categories),
         "teamCategories": categories.dump(result.team_categories),
