@@ -1,4 +1,4 @@
-"""Who may print a trackable's labels (policies.trackables.label_refusal, issue 28): its
+"""Who may print a trackable's labels (policies.trackables.label_refusal): its
 managers; whoever sees it but does not manage it is refused (403), whoever does not see
 it is told it is not found (404), for each state of the trackable."""
 

@@ -144,10 +144,19 @@ def test_a_rejected_update_changes_nothing_at_all(api):
     assert db.session.get(User, user.id).experience_mode is None
 
 
-def test_empty_strings_mean_no_change(api):
-    user = make_user()
+def test_empty_strings_mean_no_change(app, api):
+    user = make_user(email="same@example.com", is_email_confirmed=True)
+    stamp = user.security_stamp
     response = post_info(api, user, newEmail="", newPassword="", oldPassword="")
     assert response.status_code == 200
+    assert (response.get_json()["email"], response.get_json()["isEmailConfirmed"]) == (
+        "same@example.com",
+        True,
+    )
+    db.session.expire_all()
+    assert db.session.get(User, user.id).security_stamp == stamp  # the password is unchanged
+    assert delivered_mail(app) == []  # no e-mail change was started
+    login(api, "same@example.com")  # the old password still signs in
 
 
 # --- email change ------------------------------------------------------------------------

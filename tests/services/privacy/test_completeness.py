@@ -1,4 +1,4 @@
-"""The data export is complete (issue 28): every table of the models with a column that
+"""The data export is complete: every table of the models with a column that
 refers to a user is exported by that column, or the column is on the reviewed list of
 what is not exported, with its reason; and no secret-looking column is exported without
 review. A model or column added later fails here until the catalogue
