@@ -4,6 +4,7 @@ exists."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -78,3 +79,39 @@ def test_every_docs_path_named_exists():
         if not (ROOT / path).exists()
     }
     assert missing == {}
+
+
+MODULE_DOCSTRING_LINES = 10
+# A ticket reference in code or tests: the word and a number or a colon after it. A
+# library's own tracker ("SQLAlchemy's", "its", then the word) is a fact about the library.
+TICKET = re.compile(r"(?<!its )(?<!'s )\b[Ii]ssues? (?:\d+|: )|\(issue: ")
+
+
+def python_files() -> list[Path]:
+    return sorted(
+        path
+        for place in ("app", "tests")
+        for path in (ROOT / place).rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+
+
+def test_module_docstrings_are_short():
+    long = {}
+    for path in python_files():
+        docstring = ast.get_docstring(ast.parse(path.read_text()), clean=False)
+        lines = len(docstring.strip().splitlines()) if docstring else 0
+        if lines > MODULE_DOCSTRING_LINES:
+            long[path.relative_to(ROOT).as_posix()] = lines
+    assert long == {}, "say what the module is for and why in at most ten lines"
+
+
+def test_code_and_tests_cite_reasons_not_tickets():
+    cited = [
+        f"{path.relative_to(ROOT).as_posix()}:{number}"
+        for path in python_files()
+        if path != Path(__file__).resolve()  # the rule's own pattern
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if TICKET.search(line)
+    ]
+    assert cited == []

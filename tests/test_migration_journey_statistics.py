@@ -1,4 +1,4 @@
-"""The journey statistics migration (issue 28): stops saved before it get their country
+"""The journey statistics migration: stops saved before it get their country
 from the offline geocoder and every trackable its statistics, as the service computes
 them; its downgrade drops the new columns and an upgrade again computes them afresh."""
 

@@ -1,4 +1,4 @@
-"""Security headers and CORS (issue: Hardening; app/platform/headers.py)."""
+"""Security headers and CORS (app/platform/headers.py)."""
 
 from __future__ import annotations
 

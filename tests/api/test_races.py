@@ -1,4 +1,4 @@
-"""Races found by parallel requests (issue: Hardening), each fixed with the database's help
+"""Races found by parallel requests, each fixed with the database's help
 (`app.platform.database.lock_for_write`: an advisory lock on PostgreSQL, BEGIN IMMEDIATE on SQLite).
 
 Two requests run in two threads, each with its own test client, app context, session and
@@ -251,7 +251,7 @@ def test_account_deletion_while_its_user_writes_wins_or_waits_never_500(
     app, monkeypatch, database_url
 ):
     """DELETE /api/account while the same user creates notes, comments and uploads images
-    (issue: Hardening, item 8: 500s from foreign-key violations in 3 of 4 trials). Every
+    (500s from foreign-key violations in 3 of 4 trials). Every
     write either finishes before the deletion (which then removes what it wrote) or waits
     and answers as for a deleted account (401; 404 for what went with it); the deletion
     answers 200, and nothing of the account remains.

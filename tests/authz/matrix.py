@@ -1,24 +1,13 @@
-"""The authorization matrix, kept as data: for every operation of the OpenAPI document,
-in each object state its answer depends on (tests/authz/world.py), what each kind of caller
-gets. tests/authz/test_matrix.py calls every cell and compares.
+"""The authorization matrix, as data: what each kind of caller gets from every operation.
 
-A row is the answers of, in this order:
-
+Per operation of the OpenAPI document and per object state its answer depends on (`-`:
+none; states: tests/authz/world.py), a row holds the answers of, in this order:
     anonymous  owner  stranger  member  admin  former_admin  unlocked  superadmin
-
-`200+` / `200-`: a listing read whose answer holds (or does not hold) the world's object
-(requests.py, `shows`). States: `-` (the answer depends on no state), a note's visibility
-(`Private`, `Public`, `Gated`) or a team page's (`Public`, `MembersOnly`).
-
-Reading guide (contract "Status codes" and decisions): 401 for a route that needs a
-bearer token; 404 for what the caller may not see; 403 for what they see but may not do
-(a `Public` team's workspace, a public note of someone else); super-admins moderate
-reports but get no other access.
-
-Sync: a pull lists the world's note for whoever may see it (`userNotes` for its owner,
-`publicNotes` for everyone when its area is asked for and the note is public); what a push
-may change is decided per record (a `forbidden` conflict, never a status), so its row is the
-bearer rule and its per-record cases are in tests/api/sync/test_push.py.
+`200+` / `200-`: a listing that holds (or lacks) the world's object (requests.py, `shows`).
+Contract "Status codes" and decisions: 401 where a bearer token is needed; 404 for what the
+caller may not see; 403 for what they see but may not do (a `Public` team's workspace,
+someone else's public note); super-admins moderate reports but get no other access.
+tests/authz/test_matrix.py calls every cell and compares.
 """
 
 from __future__ import annotations
@@ -44,6 +33,10 @@ MATRIX: dict[str, dict[str, str]] = {
     "POST /api/account/export": {"-": "401 202 202 202 202 202 401 202"},
     "GET /api/account/export/{exportId}": {"-": "401 200 404 404 404 404 401 404"},
     "GET /api/account/export/{exportId}/download": {"-": "401 200 404 404 404 404 401 404"},
+    # Sync: a pull lists the world's note for whoever may see it (`userNotes` for its owner,
+    # `publicNotes` for everyone when its area is asked for and the note is public); what a
+    # push may change is decided per record (a `forbidden` conflict, never a status), so its
+    # row is the bearer rule and its per-record cases are in tests/api/sync/test_push.py.
     "POST /api/sync/push": {"-": "401 200 200 200 200 200 401 200"},
     "POST /api/sync/pull": {
         "Private": "401 200+ 200- 200- 200- 200- 401 200-",

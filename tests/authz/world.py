@@ -1,16 +1,10 @@
 """The authorization matrix's world: one object of each kind, and a caller of each kind.
 
-Callers (`CALLERS`): `anonymous`; `owner` (made the object: the note's author, the
-category's, trackable's, group's, comment's, report's owner; the subject of a membership
-answer; a plain member of the team); `stranger` (signed in, nothing to do with it);
-`member` (a member of the team, not the author); `admin` (the team's admin);
-`former_admin` (was the team's admin, left, and made an invite link while admin);
-`unlocked` (anonymous, but this client unlocked the gating trackable with its secret
-code); `superadmin`.
-
-States: a note's visibility (`Private`, `Public`, `Gated`: visible once its attached
-trackable is unlocked) and a team's page visibility (`Public`, `MembersOnly`), applied to
-the personal and team notes and to every team of the world.
+Callers (`CALLERS`, each described there): anonymous, owner, stranger, member, admin,
+former_admin, unlocked (anonymous, but this client unlocked the gating trackable) and
+superadmin. States: a note's visibility (`Private`, `Public`, `Gated`: visible once its
+attached trackable is unlocked) and a team's page visibility (`Public`, `MembersOnly`),
+applied to the personal and team notes and to every team of the world.
 """
 
 from __future__ import annotations
@@ -42,6 +36,12 @@ from tests.factories import (
     make_user,
 )
 
+# `anonymous`; `owner` (made the object: the note's author, the category's, trackable's,
+# group's, comment's, report's owner; the subject of a membership answer; a plain member of
+# the team); `stranger` (signed in, nothing to do with it); `member` (a member of the team,
+# not the author); `admin` (the team's admin); `former_admin` (was the team's admin, left,
+# and made an invite link while admin); `unlocked` (anonymous, but this client unlocked the
+# gating trackable with its secret code); `superadmin`.
 CALLERS = (
     "anonymous",
     "owner",

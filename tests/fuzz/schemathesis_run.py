@@ -3,18 +3,10 @@
 Migrates the database of DATABASE_URL, makes a signed-in user, serves the app with
 gunicorn (as production does) on a free port, and runs Schemathesis over the OpenAPI
 document twice, anonymous and with the user's bearer token, with every check
-(`--checks all`). Exits non-zero when a run reports a failure.
-
-Two modes. CI (`FUZZ_MODE=fixed`, what `.ci/run` sets) generates the same cases every
-time: the seed `FUZZ_SEED`, `FUZZ_EXAMPLES` cases per operation, one worker, no example
-database carried between runs, and time only as a ceiling (`FUZZ_CEILING_SECONDS` per
-run; a run that reaches it fails). `make fuzz` (`FUZZ_MODE=explore`) explores: a random
-seed, printed so that `FUZZ_SEED=... make fuzz` repeats it, for `FUZZ_SECONDS` per run;
-each finding becomes a fixed test (the bad-input corpus in tests/hostile, or a named test).
-
-Rate limits are raised for the run (Schemathesis sends thousands of requests from one
-address; the limits have tests of their own). Checks tuned or left out, each with its
-reason: schemathesis.toml and EXCLUDED_CHECKS.
+(`--checks all`). Exits non-zero when a run reports a failure. CI (`FUZZ_MODE=fixed`)
+generates the same cases every time; `make fuzz` (`FUZZ_MODE=explore`) explores from a
+random seed (both: `Plan`). Checks tuned or left out, each with its reason:
+schemathesis.toml and EXCLUDED_CHECKS.
 """
 
 from __future__ import annotations
@@ -47,6 +39,8 @@ SESSION_ENDING_PATHS: dict[str, str] = {
     "/api/account": "DELETE, its only method, deletes the account (test_account_deletion.py)",
 }
 
+# Rate limits are raised for the run: Schemathesis sends thousands of requests from one
+# address, and the limits have tests of their own.
 GENEROUS = {
     "RATE_LIMIT_LOGIN": "100000 per minute",
     "RATE_LIMIT_REGISTER": "100000 per minute",
@@ -131,6 +125,12 @@ def wait_until_up(url: str, server: subprocess.Popen) -> None:
     raise SystemExit("the app did not answer")
 
 
+# Two modes. CI (`FUZZ_MODE=fixed`, what `.ci/run` sets) generates the same cases every
+# time: the seed `FUZZ_SEED`, `FUZZ_EXAMPLES` cases per operation, one worker, no example
+# database carried between runs, and time only as a ceiling (`FUZZ_CEILING_SECONDS` per
+# run; a run that reaches it fails). `make fuzz` (`FUZZ_MODE=explore`) explores: a random
+# seed, printed so that `FUZZ_SEED=... make fuzz` repeats it, for `FUZZ_SECONDS` per run;
+# each finding becomes a fixed test (the bad-input corpus in tests/hostile, or a named test).
 @dataclass(frozen=True)
 class Plan:
     """How much to generate, and from which seed."""

@@ -558,7 +558,7 @@ def upload_cases(op: Operation, schema: dict[str, Any]) -> Iterator[Case]:
 
 
 def small_files_claiming_huge_images() -> dict[str, bytes]:
-    """Real files a few hundred bytes long whose headers claim far more (issue: Hardening)."""
+    """Real files a few hundred bytes long whose headers claim far more."""
     from tests.api.images.samples import flat_png, jpeg_claiming
 
     return {

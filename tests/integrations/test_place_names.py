@@ -1,5 +1,5 @@
 """Place names in a page's language (app.integrations.place_names): what a saved label
-names, and the label rendered from it with CLDR's names (issue 26, point 8)."""
+names, and the label rendered from it with CLDR's names."""
 
 from __future__ import annotations
 

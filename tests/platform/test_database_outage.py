@@ -132,7 +132,7 @@ def test_an_outage_is_503_within_2_s_and_the_service_recovers_within_5_s(
     RECOVERY_FIGURE.write_text(f"{recovery:.2f}\n")
 
 
-# A lost database, both ways (issue: Hardening, item 4): short deadlines so the test is
+# A lost database, both ways: short deadlines so the test is
 # quick; the bounds are generous, the figures with the default settings are in
 # bench/README.md ("A lost database"). Every call waits at most SOCKET_SECONDS for an
 # answer; the readiness check and the breaker's probe CHECK_SECONDS.

@@ -1,19 +1,12 @@
-"""axe-core accessibility checks inside the browser tests' pages (issue 26, point B).
+"""axe-core accessibility checks inside the browser tests' pages.
 
-The axe-core script ships inside the axe-playwright-python package (nothing downloaded).
-It runs through a DevTools session of its own (`Runtime.evaluate`), which the page's
-Content-Security-Policy does not govern: the pages allow no inline script, so
-`page.add_script_tag(content=...)` is refused (with a CSP error in the console), and a
-`bypass_csp` context would test the pages under another policy than they are served with.
-
-With JavaScript turned off in the context, DevTools still evaluates scripts, but the page
-runs no timers, and axe-core waits on `setTimeout` between its rules: for those pages
-(`javascript=False`) timers are replaced by microtasks while axe runs. The page's own
-script, skipped when the page was parsed, never runs, so the script-free rendering is
-what is checked.
-
-A violation of impact "serious" or "critical" fails the test, naming the page, the rule,
-its help text and the offending elements.
+The axe-core script ships inside axe-playwright-python (nothing downloaded) and runs
+through a DevTools session of its own, which the page's Content-Security-Policy does not
+govern. With JavaScript off in the context the page runs no timers, and axe-core waits on
+`setTimeout` between its rules: for those pages (`javascript=False`) timers are replaced by
+microtasks while axe runs. The page's own script never runs, so the script-free rendering
+is what is checked. A violation of impact "serious" or "critical" fails the test, naming
+the page, the rule, its help text and the offending elements.
 """
 
 from __future__ import annotations
@@ -46,6 +39,10 @@ def axe_source() -> str:
     return (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text("utf-8")
 
 
+# Through a DevTools session (`Runtime.evaluate`), not the page: the pages allow no inline
+# script, so `page.add_script_tag(content=...)` is refused (with a CSP error in the
+# console), and a `bypass_csp` context would test the pages under another policy than they
+# are served with. DevTools still evaluates scripts when the context turned JavaScript off.
 def axe_violations(page: Any, *, javascript: bool = True) -> list[dict[str, Any]]:
     """Every axe-core violation on the page as it stands (all impacts)."""
     session = page.context.new_cdp_session(page)

@@ -1,4 +1,4 @@
-"""The data export's page on the website (issue 28), where the "ready" mail links: behind
+"""The data export's page on the website, where the "ready" mail links: behind
 the website's sign-in (to sign in and back), the export's owner alone sees it and
 downloads the ZIP; anyone else gets the 404 page, and a bearer token opens nothing."""
 

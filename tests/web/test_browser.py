@@ -1,14 +1,13 @@
-"""The finder's journey in a real headless Chromium (Debian's /usr/bin/chromium, driven by
-Playwright; no browser is ever downloaded) against the app served on a free port over the
-test database: scan the QR URL, land on the active page, log a find (a comment and a
-journey stop from a faked geolocation, or typed in DMS, with a photo) in one submit,
-see both on the public page. Phone-sized screenshots of
-each page are saved into docs/screenshots/ (linked from the README). Every page a test
-passes through is checked with axe-core (tests.web.accessibility; every page in both
-languages and viewports: test_browser_accessibility.py).
+"""The finder's journey in a real headless Chromium, against the app on a free port.
 
-Without /usr/bin/chromium these tests skip, saying why; with REQUIRE_BROWSER_TESTS=1
-(CI sets it) they fail instead, so CI can never pass them silently."""
+Debian's /usr/bin/chromium, driven by Playwright (no browser is ever downloaded), over the
+test database: scan the QR URL, land on the active page, log a find (a comment and a
+journey stop from a faked geolocation, or typed in DMS, with a photo) in one submit, see
+both on the public page. Every page a test passes through is checked with axe-core
+(tests.web.accessibility; every page in both languages and viewports:
+test_browser_accessibility.py). Without /usr/bin/chromium these tests skip, saying why;
+with REQUIRE_BROWSER_TESTS=1 (CI sets it) they fail instead, so CI never passes them silently.
+"""
 
 from __future__ import annotations
 
@@ -36,6 +35,8 @@ def test_a_missing_browser_skips_locally_and_fails_where_it_is_required():
         require_browser("no Chromium at /usr/bin/chromium", required=True)
 
 
+# Phone-sized screenshots of each page are saved into docs/screenshots/ (linked from the
+# README).
 def screenshot(page: Any, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     target = SCREENSHOTS / name
@@ -175,7 +176,7 @@ def slow_posts(app: Any, monkeypatch: Any) -> list[str]:
 def test_a_find_in_dms_pressed_twice_writes_once_and_links_to_the_highlighted_entry(
     app, live_server, browser, tmp_path, monkeypatch, javascript, locale, texts
 ):
-    """Issue 26, points 2 and 8: one submit with a comment and a position in DMS, pressed
+    """One submit with a comment and a position in DMS, pressed
     twice; the notice where the finder is looking; its link opens the public page on the
     new entry, highlighted; one comment and one stop written."""
 
@@ -288,7 +289,7 @@ def test_the_help_pages_the_api_links_to_open_in_the_browser_language_and_switch
 def test_a_finder_without_a_qr_code_types_the_code_on_the_home_page(
     app, live_server, browser, tmp_path, javascript
 ):
-    """Issue 26, point 1: from the bare address, in the browser's language, to the item's
+    """From the bare address, in the browser's language, to the item's
     active page by typing its secret code as printed; nothing requested elsewhere."""
 
     trackable = make_trackable(make_user("olga"), name="Green compass")

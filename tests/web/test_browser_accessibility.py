@@ -1,19 +1,12 @@
-"""Every website page checked with axe-core in a real headless Chromium (issue 26, point B):
-in both languages, at a phone's and a desktop's viewport, with and without JavaScript.
-A serious or critical violation fails, naming the page, rule and elements
-(tests.web.accessibility). The finder's flows of test_browser.py run the same check on
-the pages they pass through.
+"""Every website page checked with axe-core in a real headless Chromium.
 
-The pages: home, the public list, a trackable's public page (stops, comments, map), the
-active landing with the find form (empty, refused with field errors, and after a find),
-an unactivated item's landing (signed out: the sign-in prompt; signed in: the
-activation form), sign-in (empty and refused), the code box (alone and expired), a code
-that matches nothing, too many codes tried, the 404 page, the ended session, the help
-and beta pages.
-
-The matrix runs once per CI run, on SQLite: with TEST_DATABASE_URL (the PostgreSQL pass)
-it skips, saying so, as the issue asks, to keep `.ci/run` within its time (the pages'
-database work is the same on both; the flows of test_browser.py run on both)."""
+In both languages, at a phone's and a desktop's viewport, with and without JavaScript. A
+serious or critical violation fails, naming the page, rule and elements
+(tests.web.accessibility). The finder's flows of test_browser.py run the same check on the
+pages they pass through. The matrix runs once per CI run, on SQLite: with TEST_DATABASE_URL
+(the PostgreSQL pass) it skips, saying so, to keep `.ci/run` within its time (the pages'
+database work is the same on both; the flows of test_browser.py run on both).
+"""
 
 from __future__ import annotations
 
@@ -39,6 +32,11 @@ LANGUAGES = ("en", "de")
 Check = Callable[[str], None]  # checks the page as it stands, naming it
 
 
+# The pages: home, the public list, a trackable's public page (stops, comments, map), the
+# active landing with the find form (empty, refused with field errors, and after a find),
+# an unactivated item's landing (signed out: the sign-in prompt; signed in: the activation
+# form), sign-in (empty and refused), the code box (alone and expired), a code that matches
+# nothing, too many codes tried, the 404 page, the ended session, the help and beta pages.
 @pytest.mark.parametrize("javascript", [True, False], ids=["script", "no-script"])
 @pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
 def test_every_page_passes_axe_core_in_both_languages(

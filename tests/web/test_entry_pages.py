@@ -1,4 +1,4 @@
-"""The ways in without a QR code (issue 26, points 1 and 3): `/` and the home page per
+"""The ways in without a QR code: `/` and the home page per
 language with the code box, the public list, `GET /trackable`, the code box on public
 pages, the code box's CSRF token, and every error on a website path as an HTML page in
 the page's language (never JSON), while the API keeps problem details."""

@@ -1,4 +1,4 @@
-"""The Atom feeds of a trackable and of a group (issue 25, Feeds; app/web/feeds.py): valid
+"""The Atom feeds of a trackable and of a group (app/web/feeds.py): valid
 Atom with stable entry ids, only what an anonymous viewer sees, 404 like the public page,
 linked from the public page, conditional GET."""
 

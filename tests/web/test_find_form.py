@@ -1,4 +1,4 @@
-"""The "log a find" form on the active landing (issue 26, points 2, 7 and 8; contract:
+"""The "log a find" form on the active landing (contract:
 Trackables: comments and journey, rule 1; website pages): a comment, a journey stop or
 both in one submit and one transaction, an optional "seen on" day, positions in any usual
 notation, errors in words per field, one write per form however often it is sent, the

@@ -1,4 +1,4 @@
-"""A photo with a find (issue 26, point 6): the "log a find" form takes an optional photo,
+"""A photo with a find: the "log a find" form takes an optional photo,
 attached through the images service to the comment it writes (or the stop, when there is
 no comment), screened and stripped of its metadata; a refused photo saves nothing and
 says why in the page's language; the public page and the landing's notice show each

@@ -1,5 +1,5 @@
 """The journey's statistics on the public page and the precision choice of the "log a
-find" form (issue 28, parts 1 and 3), in both languages."""
+find" form, in both languages."""
 
 from __future__ import annotations
 

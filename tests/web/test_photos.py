@@ -1,4 +1,4 @@
-"""A trackable's photos on its public page (issue 26, point 6): each uploaded image as a
+"""A trackable's photos on its public page: each uploaded image as a
 lazy `<img>` with its variants in `srcset` and its box sized, the files served with the
 image route's visibility check and cache headers; none for a page the visitor may not
 see."""

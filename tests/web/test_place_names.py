@@ -1,4 +1,4 @@
-"""Journey stops' place names in the page's language (issue 26, point 8): the public page's
+"""Journey stops' place names in the page's language: the public page's
 list and map and the feeds render the saved English label in the URL's language from the
 country code and GeoNames city saved beside it; the API's `locationLabel` stays as saved."""
 

@@ -1,4 +1,4 @@
-"""Sign-in on the website (issue 26, point 4): the API's accounts and rules (lockout,
+"""Sign-in on the website: the API's accounts and rules (lockout,
 two-factor, unconfirmed addresses), a session cookie of the pages only (never the API),
 CSRF on the forms, back to where the visitor was, activation on the page, and sign-out
 ending the session."""

@@ -1,4 +1,4 @@
-"""/Images/... with local storage behind nginx (issue 29, Images from storage): with
+"""/Images/... with local storage behind nginx: with
 IMAGE_ACCEL_REDIRECT_PREFIX set, after the visibility check an empty answer whose
 `X-Accel-Redirect` names the file under nginx's internal location; without it, the bytes.
 The header is built from the stored image's id and the variant table only."""

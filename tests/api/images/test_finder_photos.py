@@ -1,4 +1,4 @@
-"""Finders' photos (issue 26, point 6; docs/contract/images.md, Finders' photos): images of a
+"""Finders' photos (docs/contract/images.md, Finders' photos): images of a
 trackable comment (targetType 5) or journey stop (6), uploaded through the images routes
 and pipeline by the entry's writer only (a signed-in author by account, an anonymous one
 by the access session it wrote with), removed by the writer or the trackable's owner

@@ -1,4 +1,4 @@
-"""/Images/... with IMAGE_STORAGE=s3 (issue 29, Images from storage): after the parent's
+"""/Images/... with IMAGE_STORAGE=s3: after the parent's
 visibility check, a 302 to a presigned URL of the object that lives IMAGE_PRESIGNED_SECONDS,
 against moto's S3 server. Signatures and expiry are checked with `check_presigned`
 (S3's check, written out), since moto checks neither; the bytes come from moto."""

@@ -1,4 +1,4 @@
-"""Upload limits of the hardening issue: small files that claim huge images (aspect ratio,
+"""Upload limits against abuse: small files that claim huge images (aspect ratio,
 data that cannot hold the claimed size, memory decoding would take), and the counts of
 images per parent and per account per day."""
 

@@ -1,17 +1,9 @@
-"""The app of the worker processes the crash tests start (`flask --app
-tests.api.notifications.fanout_worker_app worker`): the test database named in
-FANOUT_TEST_DATABASE_URL, and the real fan-out job wrapped so that a test can see and
-stop it.
+"""The app of the worker processes that the fan-out crash tests start.
 
-Each run appends `start EVENT` then, after the real fan-out has written its inbox rows
-(in the job's transaction, not yet committed), `written EVENT` to the file
-`FANOUT_MARKS_DIR/PID`: which process ran which event. With FANOUT_HOLD_SECONDS set, a
-first run then sleeps that long before returning, so the test can kill the worker in the
-middle of a delivery; FANOUT_LEASE_SECONDS shortens the job's lease so another worker
-may take the job soon after. WEBHOOK_TEST_PORT lets webhook deliveries reach a test's
-receiver on 127.0.0.1 at that port, DRAIN_LEASE_SECONDS shortens the webhook drain job's
-lease likewise, and DRAIN_BUDGET_SECONDS its budget (and so how long a killed run's
-deliveries stay claimed).
+Run as `flask --app tests.api.notifications.fanout_worker_app worker`: the test database
+named in FANOUT_TEST_DATABASE_URL, and the real fan-out job wrapped so that a test can see
+which process ran which event and stop it in the middle of a delivery. Environment
+variables tune each run; each is explained where it is read.
 """
 
 from __future__ import annotations
@@ -29,6 +21,11 @@ from app.services.events.recording import FAN_OUT
 from app.services.webhooks import delivery
 from app.services.webhooks.delivery import DRAIN
 
+# Each run appends `start EVENT` then, after the real fan-out has written its inbox rows
+# (in the job's transaction, not yet committed), `written EVENT` to the file
+# `FANOUT_MARKS_DIR/PID`: which process ran which event. With FANOUT_HOLD_SECONDS set, a
+# first run then sleeps that long before returning, so the test can kill the worker in the
+# middle of a delivery.
 MARKS = Path(os.environ["FANOUT_MARKS_DIR"])
 HOLD_SECONDS = float(os.environ.get("FANOUT_HOLD_SECONDS", "0"))
 
@@ -46,6 +43,9 @@ def watched_fan_out(task: Task) -> None:
         time.sleep(HOLD_SECONDS)
 
 
+# WEBHOOK_TEST_PORT lets webhook deliveries reach a test's receiver on 127.0.0.1 at that
+# port; DRAIN_BUDGET_SECONDS sets the webhook drain job's budget (and so how long a killed
+# run's deliveries stay claimed).
 _port = os.environ.get("WEBHOOK_TEST_PORT")
 if os.environ.get("DRAIN_BUDGET_SECONDS"):
     delivery.DRAIN_BUDGET = timedelta(seconds=float(os.environ["DRAIN_BUDGET_SECONDS"]))
@@ -65,6 +65,8 @@ app = create_app(
 )
 
 
+# FANOUT_LEASE_SECONDS shortens the fan-out job's lease so another worker may take the job
+# soon after; DRAIN_LEASE_SECONDS shortens the webhook drain job's lease likewise.
 def _leased(name: str, setting: str, **changes: object) -> object:
     kind = job_kinds(app)[name]
     lease = os.environ.get(setting)

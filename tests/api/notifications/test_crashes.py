@@ -1,4 +1,4 @@
-"""Crash tests with real processes (issue 25, Verify): the web app killed (SIGKILL) the
+"""Crash tests with real processes: the web app killed (SIGKILL) the
 instant after it committed a change with its event, and a worker killed in the middle of
 a fan-out; every event still reaches every inbox of its audience, each exactly once. And
 two worker processes sharing 1,000 fan-outs: each run once, each inbox row once, the

@@ -1,4 +1,4 @@
-"""Personal data export (issue 28) through HTTP, with the worker run in-process: what the
+"""Personal data export through HTTP, with the worker run in-process: what the
 ZIP holds, that no secret is in it, who may read it, one at a time and the daily limit,
 expiry and the sweep, the mail, and runs that fail or die."""
 

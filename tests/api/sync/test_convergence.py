@@ -2,16 +2,10 @@
 
 Two or three devices of one user and a REST client edit the user's notes in any order:
 devices create, edit and delete offline, push (sometimes losing the answer, so they push
-the same changes again), pull; the REST client edits and deletes on the server. After a
-final push and pull of every device, every device's store equals the server's view (a
+the same changes again), and pull; the REST client edits and deletes on the server. After
+a final push and pull of every device, every device's store equals the server's view (a
 full pull), and the server holds the last write it accepted for every note: no accepted
 write is lost, none is applied twice.
-
-A device keeps, per note, its record and, while it has an unpushed change, that change
-(`dirty`) and the last server copy it saw (`shadow`). On `changed_on_server` it rebases
-its change on the server copy and pushes it again; a server tombstone drops it.
-
-Examples: `SYNC_CONVERGENCE_EXAMPLES` (default 10) of at most 25 steps each.
 """
 
 from __future__ import annotations
@@ -34,11 +28,15 @@ from hypothesis.stateful import (
 from tests.api.sync.helpers import note_record, pulled, pushed
 from tests.factories import make_user
 
+# SYNC_CONVERGENCE_EXAMPLES examples (default 10) of at most 25 steps each.
 EXAMPLES = int(os.environ.get("SYNC_CONVERGENCE_EXAMPLES", "10"))
 TITLES = st.sampled_from(["oak", "elm", "ash", "yew", "fir"])
 DELETED = object()
 
 
+# A device keeps, per note, its record and, while it has an unpushed change, that change
+# (`dirty`) and the last server copy it saw (`shadow`). On `changed_on_server` it rebases
+# its change on the server copy and pushes it again; a server tombstone drops it.
 class Device:
     def __init__(self) -> None:
         self.store: dict[str, dict] = {}

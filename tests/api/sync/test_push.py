@@ -382,7 +382,7 @@ def test_the_batch_limits_are_published_in_the_status(api, app):
     assert limits["syncPushMaxCategories"] == app.config["SYNC_PUSH_MAX_CATEGORIES"] == 500
 
 
-# --- a clientMutationId sent again with another record (issue: Hardening, item 9) --------
+# --- a clientMutationId sent again with another record --------
 
 
 def test_a_tag_applied_before_with_another_record_is_a_conflict_of_its_own(api, alice):

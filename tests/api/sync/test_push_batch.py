@@ -1,4 +1,4 @@
-"""Sync push as a set (issue 30): a push's notes are decided first and written together,
+"""Sync push as a set: a push's notes are decided first and written together,
 one statement per kind of change, with the answers and writes the record-by-record path
 gives. That path is the app's own (a push naming a note twice, or a batch the database
 refused, goes through it), so it serves here as the oracle of a randomised comparison."""

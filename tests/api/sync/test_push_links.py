@@ -1,4 +1,4 @@
-"""Sync push link checks under one time budget (issue: Hardening, item 5): each distinct
+"""Sync push link checks under one time budget: each distinct
 link is fetched once, and the links the budget no longer reaches are reported, not
 fetched. A local web server stands in for the web (tests/integrations/local_site.py)."""
 

@@ -54,7 +54,7 @@ def test_pushes_committing_together_get_distinct_stamps(app, api):
     assert len(set(stamps)) == 4  # one commit, one stamp: commit order is stamp order
 
 
-# --- the base check is part of the write (issue: Hardening, item 3) ----------------------
+# --- the base check is part of the write ----------------------
 #
 # Each thread stops just after its base check; without a lock both pass it, both are let
 # go and both write: the later write overwrites the other. With the check under a lock the
@@ -164,7 +164,7 @@ def _push_categories(record: dict):
     return call
 
 
-# --- a batch the database refuses after all (issue 30) -----------------------------------
+# --- a batch the database refuses after all -----------------------------------
 #
 # A push decides its notes from one read, then writes them together. Two users pushing the
 # same new note id (a client bug, or a hostile one) both read "no such note"; on

@@ -124,7 +124,7 @@ def module(kind: str) -> str:
     return {"comment": "journey.comments", "stop": "journey.stops"}[kind]
 
 
-# --- a tag sent again with another payload (issue: Hardening, item 9) ----------------------
+# --- a tag sent again with another payload ----------------------
 
 OTHER_PAYLOAD = {"comment": {"body": "Something else"}, "stop": {"latitude": 48.1}}
 

@@ -1,4 +1,4 @@
-"""Trackables created per account per hour (issue: Hardening): singles and group items
+"""Trackables created per account per hour: singles and group items
 count together; past the budget 429 with `code` and Retry-After, and nothing is made; one
 full group of 100 always fits an unused hour."""
 

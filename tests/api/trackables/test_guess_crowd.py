@@ -1,16 +1,9 @@
-"""A guess budget that does not punish a crowd (issue: the finder's website, point 9;
-decisions: Trackable codes; docs/contract/trackables.md, Guess budget).
+"""A guess budget that does not punish a crowd behind one address.
 
-- System codes are normalised before they are matched or counted: after the literal
-  prefix, spaces and hyphens are ignored and the decisions' character mapping applies, in
-  the API lookup, the website entry and writes carrying `accessCode`. Bring-your-own
-  secrets and QR tokens match as typed (trimmed; bring-your-own ignoring case).
-- A signed-in account with a confirmed e-mail address spends a budget of its own and a
-  larger one of its network, not its address's: misses of anonymous neighbours behind
-  the same address do not lock it out. Anonymous and unconfirmed callers keep the
-  per-address and per-network budgets.
-- Over any budget a hit is refused too (no oracle), and the 429 says in words which
-  budget is spent and how long to wait.
+Contract: docs/contract/trackables.md, Guess budget; decisions: Trackable codes.
+System codes are normalised before they are matched or counted. A signed-in account with a
+confirmed e-mail address spends budgets of its own, not its address's. Over any budget a
+hit is refused too (no oracle), and the 429 says which budget is spent and how long to wait.
 """
 
 from __future__ import annotations
@@ -68,6 +61,10 @@ def assert_locked_out(response) -> dict:
 # --- normalisation before matching and counting -------------------------------------------
 
 
+# After the literal prefix of a system code, spaces and hyphens are ignored and the decisions'
+# character mapping applies, in the API lookup, the website entry and writes carrying
+# `accessCode`. Bring-your-own secrets and QR tokens match as typed (trimmed;
+# bring-your-own ignoring case).
 @pytest.mark.parametrize(
     "typed", ["LN-ABC 123", "ln abc123", "LN ABC-123", "ln-abc-l23", " LN - ABC 1 2 3 "]
 )
@@ -145,6 +142,9 @@ def test_a_qr_token_matches_as_typed_only(api):
 # --- a crowd behind one address -----------------------------------------------------------
 
 
+# A confirmed account spends a budget of its own and a larger one of its network, not its
+# address's: misses of anonymous neighbours behind the same address do not lock it out.
+# Anonymous and unconfirmed callers keep the per-address and per-network budgets.
 def test_anonymous_misses_behind_one_address_lock_out_anonymous_finders(api, trackable):
     use_address_budget(api)
     assert_locked_out(lookup(api, SECRET))

@@ -1,4 +1,4 @@
-"""The journey as a file (issue 28, part 2): GET /api/trackables/{id}/journey.gpx (GPX 1.1,
+"""The journey as a file: GET /api/trackables/{id}/journey.gpx (GPX 1.1,
 one track point per stop, valid against the schema, read back with gpxpy) and
 .../journey.geojson (RFC 7946, checked with the `geojson` package), their media types and
 attachment names, and who may download them: whoever may read the journey."""

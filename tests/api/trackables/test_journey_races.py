@@ -1,4 +1,4 @@
-"""Journey statistics under concurrent writes (issue 28, part 1): stops added and deleted
+"""Journey statistics under concurrent writes: stops added and deleted
 at the same moment by requests in their own threads, each with its own client, session and
 database connection (the pattern of tests/api/test_races.py). Each thread stops at a
 barrier right after it has read the stops its statistics are computed from: were the

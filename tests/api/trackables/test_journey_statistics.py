@@ -1,4 +1,4 @@
-"""Journey statistics on the trackable read model (issue 28, part 1): great-circle distance
+"""Journey statistics on the trackable read model: great-circle distance
 along the stops in journey order (the short way over the antimeridian and the poles),
 stop count, countries in order of first visit, first and last stop's time; kept by every
 change of the journey (a stop added, deleted, an account's stops removed) and equal to a

@@ -1,4 +1,4 @@
-"""POST /api/trackables/labels (issue 28; docs/contract/trackables.md, Printable labels): PDF
+"""POST /api/trackables/labels (docs/contract/trackables.md, Printable labels): PDF
 sheets of labels, each QR code read back from the rendered page to exactly its item's
 scan URL; page counts and paper sizes per layout; who may print; every item's codes
 checked against their stored hashes, any refusal refusing the whole request without a

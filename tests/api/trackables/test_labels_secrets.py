@@ -1,4 +1,4 @@
-"""Printing labels keeps no secret (issue 28): after trackables are made and printed through
+"""Printing labels keeps no secret: after trackables are made and printed through
 the API (and refused prints with right, rotated and made-up codes, as the owner, a
 stranger and nobody), no secret code or QR token, in any letter case, is in any column of
 any table, in any log record (SQL with its parameters included, as plain and JSON lines),

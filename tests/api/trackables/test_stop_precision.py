@@ -1,4 +1,4 @@
-"""A stop's precision (issue 28, part 3): the writer chooses `exact` (default), `about1km`
+"""A stop's precision: the writer chooses `exact` (default), `about1km`
 or `about10km`; the position is snapped to that fixed degree grid (the nearest grid point,
 not a random one) before anything is stored, labelled or counted, and the read model says
 which precision it has."""

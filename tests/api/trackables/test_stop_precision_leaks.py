@@ -1,4 +1,4 @@
-"""A coarse stop's raw position is kept nowhere (issue 28, part 3): a stop written at
+"""A coarse stop's raw position is kept nowhere: a stop written at
 `about10km` at a distinctive position, then everything it set off run (the event's
 fan-out to inboxes, an area watcher, a notification mail, a webhook delivered to a
 receiver), and every column of every table read straight from the database, with the mail
