@@ -12,7 +12,7 @@ import pytest
 from app.auth import issue_access_token
 from app.extensions import db
 from app.models.trackable import JourneyStop, TrackableComment
-from app.services.trackables.codes import possession
+from app.services.trackables.journey import retries
 from tests.conftest import assert_problem
 from tests.factories import count_rows, make_trackable
 
@@ -91,7 +91,7 @@ def test_concurrent_retries_write_once(app, cast, kind, monkeypatch):
     """Every copy passes the "seen this tag?" read before any of them writes (a barrier
     releases them together), so the unique key alone keeps the second write out."""
     barrier = threading.Barrier(THREADS, timeout=30)
-    real_check = possession.check_observed
+    real_check = retries.check_observed
 
     def check_then_wait(*args: Any, **kwargs: Any) -> None:
         real_check(*args, **kwargs)

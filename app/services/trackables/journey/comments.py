@@ -26,12 +26,8 @@ from app.models.trackable import Trackable, TrackableComment
 from app.policies import trackables as policy
 from app.services import events
 from app.services.shared.pages import Listing, Order, Page, read_list
-from app.services.trackables.codes.possession import (
-    Credential,
-    check_observed,
-    writable,
-    write_once,
-)
+from app.services.trackables.codes.possession import Credential, writable
+from app.services.trackables.journey.retries import check_observed, write_once
 
 ANONYMOUS_NAME = "Anonymous finder"
 

@@ -34,14 +34,10 @@ from app.policies import notes as note_policy
 from app.policies import trackables as policy
 from app.services import events, notes
 from app.services.shared.pages import Listing, Order, Page, read_list
-from app.services.trackables.codes.possession import (
-    Credential,
-    check_observed,
-    writable,
-    write_once,
-)
+from app.services.trackables.codes.possession import Credential, writable
 from app.services.trackables.journey import statistics
 from app.services.trackables.journey.recording import GRID_DECIMALS, record_stop, snap
+from app.services.trackables.journey.retries import check_observed, write_once
 
 ANONYMOUS_NAME = "Anonymous finder"
 HALF_CELL = 0.5 * 10**-GRID_DECIMALS
