@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import event, text
 
 from app.extensions import db
-from tests.conftest import make_test_app
+from tests.conftest import make_test_app, needs_fast_path
 
 
 @pytest.fixture
@@ -116,6 +116,7 @@ def test_sqlite_writers_wait_the_configured_busy_timeout_for_a_lock():
     assert options == {"connect_args": {"timeout": 20.0}}
 
 
+@needs_fast_path("driver_reads")
 def test_a_read_before_the_transaction_takes_no_connection_of_the_session(postgresql_url, app):
     """The token user's lookup (app.auth) runs alone, in autocommit on a pooled connection
     of its own: no BEGIN, and the session holds no connection after it, so a read that
@@ -166,6 +167,7 @@ def test_a_read_inside_the_transaction_sees_what_it_flushed(postgresql_url, app)
     session.rollback()
 
 
+@needs_fast_path("driver_reads")
 def test_the_token_lookup_alone_is_planned_once_per_connection(postgresql_url, app, monkeypatch):
     """The account's primary-key read, alone, is a prepared statement with one generic
     plan; with DATABASE_PREPARED_STATEMENTS off it is sent as plain SQL."""
