@@ -115,3 +115,14 @@ def test_code_and_tests_cite_reasons_not_tickets():
         if TICKET.search(line)
     ]
     assert cited == []
+
+
+def test_pages_stay_readable():
+    pages = [ROOT / "README.md", ROOT / "bench" / "README.md", *(ROOT / "docs").rglob("*.md")]
+    limits = {ROOT / "README.md": 250}
+    long = {
+        page.relative_to(ROOT).as_posix(): lines
+        for page in pages
+        if (lines := len(page.read_text().splitlines())) > limits.get(page, 800)
+    }
+    assert long == {}, "split the page or cut it: the README at most 250 lines, others 800"
