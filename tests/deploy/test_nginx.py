@@ -316,10 +316,10 @@ def served_by(served: Path, response: requests.Response) -> str:
     request_id = response.headers["X-Request-ID"]
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:  # gunicorn logs the line after the answer is sent
+        logs = {pool: served / f"{pool}-access.log" for pool in ("app", "uploads")}
+        # A pool that never answered (the uploads' one, stopped) may have no log yet.
         found = [
-            pool
-            for pool in ("app", "uploads")
-            if request_id in (served / f"{pool}-access.log").read_text()
+            pool for pool, log in logs.items() if log.exists() and request_id in log.read_text()
         ]
         if found:
             assert len(found) == 1, found
