@@ -10,7 +10,9 @@ its class (`2xx`), an unusual method `other`; no label carries an id, a code or 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -213,7 +215,16 @@ def exposition(*collectors: Any) -> bytes:
         registry.register(_Everything())  # type: ignore[arg-type]
     for collector in collectors:
         registry.register(collector)
+    # A worker starting this instant has created its file and not yet written its header:
+    # prometheus_client cannot read it (struct.error). Read again; it is written at once.
+    for _ in range(SCRAPE_TRIES - 1):
+        with contextlib.suppress(struct.error):
+            return generate_latest(registry)
+        time.sleep(0.01)
     return generate_latest(registry)
+
+
+SCRAPE_TRIES = 5
 
 
 # --- requests ---------------------------------------------------------------------------------
