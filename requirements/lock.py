@@ -2,7 +2,8 @@
 
 runtime.txt is what `make run` installs; dev.txt what `make test` installs (runtime, the
 optional stores and the test tools); s3.txt and redis.txt hold only what their extra adds
-to runtime.txt, to be installed beside it. Every line is pinned and hashed for every
+to runtime.txt, to be installed beside it; uv.txt is dev.txt's uv line alone, which pip
+installs first so that uv installs the rest (the Makefile). Every line is pinned and hashed for every
 platform and Python from 3.11 (`--universal`). Pins already in a file are kept unless
 `--upgrade` is given (uv reads the existing file as its preference).
 """
@@ -50,6 +51,9 @@ def main() -> None:
     upgrade = "--upgrade" in sys.argv[1:]
     for name in ("runtime", "dev"):
         compile_set(SETS[name], HERE / f"{name}.txt", upgrade)
+    uv = blocks((HERE / "dev.txt").read_text())["uv"]
+    header = "# uv alone, as pinned in dev.txt: pip installs it, then uv the sets (the Makefile).\n"
+    (HERE / "uv.txt").write_text(header + uv + "\n")
     runtime = blocks((HERE / "runtime.txt").read_text())
     with tempfile.TemporaryDirectory() as temp:
         for extra in EXTRAS:
