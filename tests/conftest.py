@@ -43,7 +43,7 @@ from tests.heartbeat import Heartbeat
 # Every path still hashes and checks the same way (a miss as long as a hit); the servers
 # and workers the tests start keep the production parameters.
 passwords._hasher = PasswordHasher.from_parameters(argon2.profiles.CHEAPEST)
-passwords._DUMMY_HASH = passwords._hasher.hash("location-notes-timing-equaliser")
+passwords._DUMMY_HASH = passwords._hasher.hash(passwords.TIMING_EQUALISER)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
