@@ -1,8 +1,9 @@
 """Every website page checked with axe-core in a real headless Chromium.
 
-In both languages, at a phone's and a desktop's viewport, with and without JavaScript. A
-serious or critical violation fails, naming the page, rule and elements
-(tests.web.accessibility). The finder's flows of test_browser.py run the same check on the
+At a phone's and a desktop's viewport, with and without JavaScript, in each language: every
+pair of the three settings is checked (each language at each viewport and in each scripting
+mode), in four runs rather than eight, since a language changes only the words. A serious
+or critical violation fails, naming the page, rule and elements (tests.web.accessibility). The finder's flows of test_browser.py run the same check on the
 pages they pass through. The matrix runs once per CI run, on SQLite: with TEST_DATABASE_URL
 (the PostgreSQL pass) it skips, saying so, to keep `.ci/run` within its time (the pages'
 database work is the same on both; the flows of test_browser.py run on both).
@@ -26,7 +27,13 @@ pytestmark = pytest.mark.skipif(
     bool(os.environ.get("TEST_DATABASE_URL")),
     reason="the accessibility matrix runs once per CI run, on SQLite",
 )
-LANGUAGES = ("en", "de")
+# (viewport, scripting, language): all pairs of the three settings in four runs.
+PAIRWISE = [
+    ("phone", True, "de"),
+    ("phone", False, "en"),
+    ("desktop", True, "en"),
+    ("desktop", False, "de"),
+]
 
 
 Check = Callable[[str], None]  # checks the page as it stands, naming it
@@ -37,11 +44,12 @@ Check = Callable[[str], None]  # checks the page as it stands, naming it
 # an unactivated item's landing (signed out: the sign-in prompt; signed in: the activation
 # form), sign-in (empty and refused), the code box (alone and expired), a code that matches
 # nothing, too many codes tried, the 404 page, the ended session, the help and beta pages.
-@pytest.mark.parametrize("javascript", [True, False], ids=["script", "no-script"])
-@pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
-def test_every_page_passes_axe_core_in_both_languages(
-    app, live_server, browser, tmp_path, viewport, javascript
-):
+@pytest.mark.parametrize(
+    ("viewport", "javascript", "lang"),
+    PAIRWISE,
+    ids=[f"{v}-{'script' if j else 'no-script'}-{lang}" for v, j, lang in PAIRWISE],
+)
+def test_every_page_passes_axe_core(app, live_server, browser, tmp_path, viewport, javascript, lang):
 
     olga = make_user("olga", display_name="Olga O.")
     held = make_trackable(
@@ -66,10 +74,8 @@ def test_every_page_passes_axe_core_in_both_languages(
 
         page.goto(f"{live_server}/trackable/{codes_of(held)[1]}")
         page.goto(f"{live_server}/trackable/{codes_of(fresh)[1]}")
-        for lang in LANGUAGES:
-            _signed_out_pages(page, f"{live_server}/{lang}", held, fresh, check)
-        for lang in LANGUAGES:
-            _find_form_pages(page, f"{live_server}/{lang}", held, lang, check)
+        _signed_out_pages(page, f"{live_server}/{lang}", held, fresh, check)
+        _find_form_pages(page, f"{live_server}/{lang}", held, lang, check)
         page.goto(f"{live_server}/trackable/NOPE2345")
         check("a code matching nothing")
         page.goto(f"{live_server}/trackable")
@@ -81,12 +87,11 @@ def test_every_page_passes_axe_core_in_both_languages(
             "Zu viele Codes versucht",
         )
         check("too many codes tried")
-        for lang in LANGUAGES:
-            _signed_in_pages(page, f"{live_server}/{lang}", fresh, check)
-        page.goto(f"{live_server}/en/trackables/active/{held.id}")
+        _signed_in_pages(page, f"{live_server}/{lang}", fresh, check)
+        page.goto(f"{live_server}/{lang}/trackables/active/{held.id}")
         page.click("#end button")
         check("the ended session")
-        page.goto(f"{live_server}/en/")
+        page.goto(f"{live_server}/{lang}/")
         context.clear_cookies()  # the form's token no longer matches the session
         page.fill("#code", "LN-NONE00")
         page.click("form.code-box button")
