@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -318,3 +320,19 @@ def count_rows(model: Any, *where: Any) -> int:
     from sqlalchemy import func, select
 
     return db.session.scalar(select(func.count()).select_from(model).where(*where)) or 0
+
+
+@contextmanager
+def one_commit() -> Iterator[None]:
+    """The factories commit after each object; while the world is built, a commit is a
+    flush, and the world is committed once at the end (several times faster)."""
+    session = db.session
+    if "commit" in vars(session):  # inside another one_commit: that one commits
+        yield
+        return
+    session.commit = session.flush  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del session.commit
+    db.session.commit()

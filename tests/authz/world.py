@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import io
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +32,7 @@ from tests.factories import (
     make_team,
     make_trackable,
     make_user,
+    one_commit,
 )
 
 # `anonymous`; `owner` (made the object: the note's author, the category's, trackable's,
@@ -194,20 +193,6 @@ def tiny_jpeg() -> bytes:
     return buffer.getvalue()
 
 
-@contextmanager
-def one_commit() -> Iterator[None]:
-    """The factories commit after each object; while the world is built, a commit is a
-    flush, and the world is committed once at the end (several times faster)."""
-    session = db.session
-    if "commit" in vars(session):  # inside another one_commit: that one commits
-        yield
-        return
-    session.commit = session.flush  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        del session.commit
-    db.session.commit()
 
 
 def build_world(app: Flask, state_kind: str | None, state: str) -> World:

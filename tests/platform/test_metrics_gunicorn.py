@@ -15,7 +15,7 @@ from tests.serving import free_port, gunicorn_serving
 
 TOKEN = "g" * 40
 SECRET_LOOKING = "LNK7M2Q9XT"
-REQUESTS = 24
+REQUESTS = 10
 
 
 def get(port: int, path: str, token: str | None = None) -> tuple[int, str]:

@@ -14,7 +14,7 @@ from app.models.enums import CommentPolicy, NoteVisibility
 from app.models.note import Note
 from app.models.team import TeamRole
 from app.policies import notes as note_policy
-from tests.factories import attach_trackable, make_note, make_user, unlock_trackable
+from tests.factories import attach_trackable, make_note, make_user, one_commit, unlock_trackable
 
 PRIVATE = NoteVisibility.PRIVATE
 PUBLIC = NoteVisibility.PUBLIC
@@ -48,25 +48,26 @@ DISCOVERABLE = {"public", "gated_without_trackables", "team_public"}
 
 @pytest.fixture
 def world(app):
-    owner, stranger, unlocker, member, admin = (make_user() for _ in range(5))
-    notes = {
-        "private": make_note(owner, visibility=PRIVATE),
-        "public": make_note(owner, visibility=PUBLIC),
-        "gated_without_trackables": make_note(owner, visibility=GATED),
-        "gated_with_trackables": make_note(owner, visibility=GATED),
-        "private_with_unlocked_trackable": make_note(owner, visibility=PRIVATE),
-        "team_private": make_note(owner, visibility=PRIVATE, team_id=TEAM_ID),
-        "team_public": make_note(owner, visibility=PUBLIC, team_id=TEAM_ID),
-        "team_gated_with_trackables": make_note(owner, visibility=GATED, team_id=TEAM_ID),
-        "other_team_private": make_note(owner, visibility=PRIVATE, team_id=OTHER_TEAM_ID),
-        "team_deleted": make_note(owner, visibility=PRIVATE, team_id=TEAM_ID, is_deleted=True),
-        "deleted_public": make_note(owner, visibility=PUBLIC, is_deleted=True),
-    }
-    unlocked = attach_trackable(notes["gated_with_trackables"])
-    attach_trackable(notes["gated_with_trackables"])  # a second one, not unlocked
-    attach_trackable(notes["private_with_unlocked_trackable"], unlocked)
-    attach_trackable(notes["team_gated_with_trackables"], unlocked)
-    unlock_trackable(unlocker, unlocked)
+    with one_commit():  # the world in one transaction
+        owner, stranger, unlocker, member, admin = (make_user() for _ in range(5))
+        notes = {
+            "private": make_note(owner, visibility=PRIVATE),
+            "public": make_note(owner, visibility=PUBLIC),
+            "gated_without_trackables": make_note(owner, visibility=GATED),
+            "gated_with_trackables": make_note(owner, visibility=GATED),
+            "private_with_unlocked_trackable": make_note(owner, visibility=PRIVATE),
+            "team_private": make_note(owner, visibility=PRIVATE, team_id=TEAM_ID),
+            "team_public": make_note(owner, visibility=PUBLIC, team_id=TEAM_ID),
+            "team_gated_with_trackables": make_note(owner, visibility=GATED, team_id=TEAM_ID),
+            "other_team_private": make_note(owner, visibility=PRIVATE, team_id=OTHER_TEAM_ID),
+            "team_deleted": make_note(owner, visibility=PRIVATE, team_id=TEAM_ID, is_deleted=True),
+            "deleted_public": make_note(owner, visibility=PUBLIC, is_deleted=True),
+        }
+        unlocked = attach_trackable(notes["gated_with_trackables"])
+        attach_trackable(notes["gated_with_trackables"])  # a second one, not unlocked
+        attach_trackable(notes["private_with_unlocked_trackable"], unlocked)
+        attach_trackable(notes["team_gated_with_trackables"], unlocked)
+        unlock_trackable(unlocker, unlocked)
     viewers = {
         "anonymous": build_viewer(None),
         "owner": build_viewer(owner),

@@ -17,7 +17,7 @@ from app.models.enums import NoteVisibility
 from app.models.team import MembershipStatus, PageVisibility, TeamRole
 from app.policies import teams as team_policy
 from tests.conftest import assert_problem
-from tests.factories import make_membership, make_note, make_team, make_user
+from tests.factories import make_membership, make_note, make_team, make_user, one_commit
 
 ROLES = ("author", "member", "admin", "former_author", "stranger")
 OK, FORBIDDEN, HIDDEN = "ok", 403, 404
@@ -44,10 +44,11 @@ CASES = [
 
 @pytest.fixture
 def world(app):
-    admin, author, member, former, stranger = (make_user() for _ in range(5))
-    team = make_team(admin, members=(author, member))
-    note = make_note(author, team_id=team.id)
-    old_note = make_note(former, team_id=team.id)  # written while a member, who then left
+    with one_commit():  # the world in one transaction
+        admin, author, member, former, stranger = (make_user() for _ in range(5))
+        team = make_team(admin, members=(author, member))
+        note = make_note(author, team_id=team.id)
+        old_note = make_note(former, team_id=team.id)  # written while a member, who then left
     users = {
         "author": author,
         "member": member,
