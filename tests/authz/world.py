@@ -193,8 +193,6 @@ def tiny_jpeg() -> bytes:
     return buffer.getvalue()
 
 
-
-
 def build_world(app: Flask, state_kind: str | None, state: str) -> World:
     note_visibility = NOTE_STATES[state] if state_kind == "note" else NoteVisibility.PUBLIC
     page = TEAM_STATES[state] if state_kind == "team" else PageVisibility.PUBLIC

@@ -49,7 +49,9 @@ Check = Callable[[str], None]  # checks the page as it stands, naming it
     PAIRWISE,
     ids=[f"{v}-{'script' if j else 'no-script'}-{lang}" for v, j, lang in PAIRWISE],
 )
-def test_every_page_passes_axe_core(app, live_server, browser, tmp_path, viewport, javascript, lang):
+def test_every_page_passes_axe_core(
+    app, live_server, browser, tmp_path, viewport, javascript, lang
+):
 
     olga = make_user("olga", display_name="Olga O.")
     held = make_trackable(
