@@ -3,9 +3,9 @@
 runtime.txt is what `make run` installs; dev.txt what `make test` installs (runtime, the
 optional stores and the test tools); s3.txt and redis.txt hold only what their extra adds
 to runtime.txt, to be installed beside it; uv.txt is dev.txt's uv line alone, which pip
-installs first so that uv installs the rest (the Makefile). Every line is pinned and hashed for every
-platform and Python from 3.11 (`--universal`). Pins already in a file are kept unless
-`--upgrade` is given (uv reads the existing file as its preference).
+installs first so that uv installs the rest (the Makefile). Every line is pinned and hashed
+for every platform and Python from 3.11 (`--universal`). Pins already in a file are kept
+unless `--upgrade` is given (uv reads the existing file as its preference).
 """
 
 from __future__ import annotations

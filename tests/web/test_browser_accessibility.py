@@ -3,10 +3,11 @@
 At a phone's and a desktop's viewport, with and without JavaScript, in each language: every
 pair of the three settings is checked (each language at each viewport and in each scripting
 mode), in four runs rather than eight, since a language changes only the words. A serious
-or critical violation fails, naming the page, rule and elements (tests.web.accessibility). The finder's flows of test_browser.py run the same check on the
-pages they pass through. The matrix runs once per CI run, on SQLite: with TEST_DATABASE_URL
-(the PostgreSQL pass) it skips, saying so, to keep `.ci/run` within its time (the pages'
-database work is the same on both; the flows of test_browser.py run on both).
+or critical violation fails, naming the page, rule and elements (tests.web.accessibility).
+The finder's flows of test_browser.py run the same check on the pages they pass through.
+The matrix runs once per CI run, on SQLite: with TEST_DATABASE_URL (the PostgreSQL pass) it
+skips, saying so, to keep `.ci/run` within its time (the pages' database work is the same on
+both; the flows of test_browser.py run on both).
 """
 
 from __future__ import annotations
