@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import subprocess
 
+import pytest
 from openapi_spec_validator import validate
 
 from app.api.base import camelcase
@@ -184,3 +189,66 @@ def test_the_team_name_is_read_only_in_the_team_record(api):
     assert schemas["Team"]["properties"]["name"]["readOnly"] is True
     assert "fixed after creation" in schemas["Team"]["properties"]["name"]["description"]
     assert "current name" in schemas["TeamSettings"]["properties"]["name"]["description"]
+
+
+def test_every_operation_has_a_unique_operation_id_by_the_rule(api):
+    """operationId: the view's name in camelCase, the blueprint's name first for a view
+    made for several blueprints (app.api.base.blueprint.operation_id); generated clients
+    name their methods after it."""
+    document = api.get("/api/openapi.json").get_json()
+    seen: dict[str, str] = {}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method not in METHODS:
+                continue
+            where = f"{method.upper()} {path}"
+            found = operation.get("operationId")
+            assert re.fullmatch(r"[a-z][A-Za-z0-9]*", found or ""), where
+            assert found not in seen, f"{where} and {seen.get(found)} share {found}"
+            seen[found] = where
+    assert seen["createJourneyStop"] == "POST /api/trackables/{trackableId}/journey-stops"
+    assert seen["listMyNotes"] == "GET /api/notes/mine"
+    assert seen["categoriesListCategories"] == "GET /api/categories/mine"
+    assert seen["teamCategoriesListCategories"] == "GET /api/teams/{teamId}/categories"
+
+
+def _patterns(node: object, where: str = "#") -> list[tuple[str, str]]:
+    if isinstance(node, dict):
+        found = [(where, node["pattern"])] if isinstance(node.get("pattern"), str) else []
+        for key, value in node.items():
+            found += _patterns(value, f"{where}/{key}")
+        return found
+    if isinstance(node, list):
+        return [pair for i, value in enumerate(node) for pair in _patterns(value, f"{where}/{i}")]
+    return []
+
+
+def test_every_pattern_compiles_in_python_and_in_ecmascript(api):
+    """JSON Schema's `pattern` is an ECMAScript expression: clients (ajv, browsers) compile
+    it there. Node compiles each with the `u` flag, as ajv does; without node (a plain
+    `make test` may lack it) the test skips, and CI requires it (REQUIRE_NODE_TESTS=1)."""
+    document = api.get("/api/openapi.json").get_json()
+    patterns = _patterns(document)
+    assert patterns
+    for _where, pattern in patterns:
+        re.compile(pattern)  # raises on a pattern Python cannot read, naming it
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("REQUIRE_NODE_TESTS") == "1":
+            pytest.fail("node is required here (REQUIRE_NODE_TESTS=1)")
+        pytest.skip("node is not installed")
+    script = (
+        "const bad = [];"
+        "for (const [where, p] of JSON.parse(require('fs').readFileSync(0, 'utf8'))) {"
+        "  try { new RegExp(p, 'u'); } catch (e) { bad.push(where + ': ' + p); } }"
+        "process.stdout.write(JSON.stringify(bad));"
+    )
+    answer = subprocess.run(  # noqa: S603 - node, with our own script
+        [node, "-e", script],
+        input=json.dumps(patterns),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert json.loads(answer.stdout) == []

@@ -135,7 +135,7 @@ class Flow:
 
     def register(self) -> None:
         body = self.model("Register", email=self.email, user_name=self.user_name, password=PASSWORD)
-        self.call("identity.post_api_auth_register", 200, client=self.anonymous, body=body)
+        self.call("identity.register", 200, client=self.anonymous, body=body)
 
     def confirmation_link(self) -> tuple[uuid.UUID, str]:
         """The confirmation mail's link, read from the mail backend's folder (not the API)
@@ -157,7 +157,7 @@ class Flow:
     def confirm(self) -> None:
         user_id, code = self.confirmation_link()
         self.call(
-            "identity.get_api_auth_confirm_email",
+            "identity.confirm_email",
             200,
             client=self.anonymous,
             user_id=user_id,
@@ -166,7 +166,7 @@ class Flow:
 
     def sign_in(self) -> None:
         token = self.call(
-            "identity.post_api_auth_login",
+            "identity.login",
             200,
             client=self.anonymous,
             body=self.model("Login", email=self.email, password=PASSWORD),
@@ -183,18 +183,18 @@ class Flow:
             timeout=TIMEOUT,
             raise_on_unexpected_status=True,
         )
-        info = self.call("identity.get_api_auth_manage_info", 200)
+        info = self.call("identity.get_account_info", 200)
         assert info.email == self.email
         assert info.is_email_confirmed is True
 
     def category(self) -> Any:
         body = self.model("CategoryCreate", name="Walks", content_language="en-US")
-        category = self.call("categories.post_api_categories_mine", 201, body=body)
+        category = self.call("categories.categories_create_category", 201, body=body)
         assert isinstance(category.category_id, uuid.UUID)
         assert category.name == "Walks"
         assert category.content_language == "en-US"
         assert category.parent_category_id is None
-        listed = self.call("categories.get_api_categories_mine", 200)
+        listed = self.call("categories.categories_list_categories", 200)
         assert category.category_id in [each.category_id for each in listed]
         return category
 
@@ -208,7 +208,7 @@ class Flow:
             latitude=LATITUDE,
             longitude=LONGITUDE,
         )
-        note = self.call("notes.post_api_notes_mine", 201, body=body)
+        note = self.call("notes.create_my_note", 201, body=body)
         assert isinstance(note.note_id, uuid.UUID)
         assert note.title == "Fountain by the lake"
         assert note.category_id == category.category_id
@@ -217,7 +217,7 @@ class Flow:
         assert (note.latitude, note.longitude) == (LATITUDE, LONGITUDE)
         assert isinstance(note.updated_utc, datetime)
         assert isinstance(note.last_activity_utc, datetime)
-        mine = self.call("notes.get_api_notes_mine", 200)
+        mine = self.call("notes.list_my_notes", 200)
         assert [each.note_id for each in mine] == [note.note_id]
         return note
 
@@ -226,7 +226,7 @@ class Flow:
         names only what changes: what it leaves out stays as it was."""
         assert self.discovered() == []
         public = self.call(
-            "notes.post_api_notes_mine_note_id_move",
+            "notes.move_my_note",
             200,
             note_id=note.note_id,
             body=self.model("NoteMove", visibility=self.enum("NoteMoveVisibility", "Public")),
@@ -234,7 +234,7 @@ class Flow:
         assert public.visibility.value == "Public"
         assert (public.title, public.body) == (note.title, note.body)
         renamed = self.call(
-            "notes.post_api_notes_mine_note_id_move",
+            "notes.move_my_note",
             200,
             note_id=note.note_id,
             body=self.model("NoteMove", title="Fountain by the old lake"),
@@ -247,23 +247,21 @@ class Flow:
         assert found[0].title == renamed.title
         assert found[0].owner_user_name == self.user_name
         nearby = self.call(
-            "notes.get_api_notes_public_nearby",
+            "notes.list_public_notes_nearby",
             200,
             client=self.anonymous,
             latitude=LATITUDE,
             longitude=LONGITUDE,
         )
         assert [each.note_id for each in nearby] == [note.note_id]
-        page = self.call(
-            "notes.get_api_public_notes_note_id", 200, client=self.anonymous, note_id=note.note_id
-        )
+        page = self.call("notes.get_public_note", 200, client=self.anonymous, note_id=note.note_id)
         assert (page.note_id, page.body) == (note.note_id, note.body)
         return renamed
 
     def discovered(self) -> list[Any]:
         """Anonymous discovery in a window around the flow's coordinates."""
         return self.call(
-            "notes.get_api_notes_public_bounds",
+            "notes.list_public_notes_in_bounds",
             200,
             client=self.anonymous,
             min_latitude=LATITUDE - 0.1,
@@ -274,7 +272,7 @@ class Flow:
 
     def trackable(self) -> Any:
         body = self.model("TrackableCreate", name="Blue travel bug", description="Pass it on.")
-        created = self.call("trackables.post_api_trackables", 201, body=body)
+        created = self.call("trackables.create_trackable", 201, body=body)
         assert isinstance(created.trackable_id, uuid.UUID)
         [item] = created.items
         assert item.trackable_id == created.trackable_id
@@ -292,14 +290,14 @@ class Flow:
             default_trackable_title="Summer hike tag",
             activate_immediately=True,
         )
-        group = self.call("trackables.post_api_trackables_groups", 201, body=body)
+        group = self.call("trackables.create_trackable_group", 201, body=body)
         assert isinstance(group.trackable_group_id, uuid.UUID)
         assert group.slug == "summer_hike_2026"
         assert group.trackable_count == 2
         assert len(group.items) == 2
         assert all(item.secret_code and item.public_code for item in group.items)
         shown = self.call(
-            "trackables.get_api_trackables_trackable_id",
+            "trackables.get_trackable",
             200,
             trackable_id=group.items[0].trackable_id,
         )
@@ -308,7 +306,7 @@ class Flow:
     def activation(self, item: Any) -> None:
         # The secret code unlocks the trackable (signed in: stored against the account)...
         lookup = self.call(
-            "trackables.post_api_trackables_lookup",
+            "trackables.lookup_trackable",
             200,
             body=self.model("Lookup", code=item.secret_code.lower()),
         )
@@ -325,7 +323,7 @@ class Flow:
             initial_journey_stop_longitude=LONGITUDE,
         )
         activated = self.call(
-            "trackables.post_api_trackables_trackable_id_activate",
+            "trackables.activate_trackable",
             200,
             trackable_id=item.trackable_id,
             body=body,
@@ -339,7 +337,7 @@ class Flow:
     def comment(self, item: Any) -> None:
         body = self.model("TrackableCommentCreate", body="Found it by the fountain.")
         comment = self.call(
-            "trackables.post_api_trackables_trackable_id_comments",
+            "trackables.create_trackable_comment",
             201,
             trackable_id=item.trackable_id,
             body=body,
@@ -349,7 +347,7 @@ class Flow:
         assert comment.is_anonymous is False
         assert comment.author_profile_user_name == self.user_name
         comments = self.call(
-            "trackables.get_api_trackables_trackable_id_comments",
+            "trackables.list_trackable_comments",
             200,
             client=self.anonymous,
             trackable_id=item.trackable_id,
@@ -359,7 +357,7 @@ class Flow:
     def stop(self, item: Any) -> None:
         body = self.model("JourneyStopCreate", latitude=46.948, longitude=7.4474)
         stop = self.call(
-            "trackables.post_api_trackables_trackable_id_journey_stops",
+            "trackables.create_journey_stop",
             201,
             trackable_id=item.trackable_id,
             body=body,
@@ -368,7 +366,7 @@ class Flow:
         assert stop.is_location_only is True
         assert stop.is_anonymous is False
         journey = self.call(
-            "trackables.get_api_trackables_trackable_id_journey",
+            "trackables.get_trackable_journey",
             200,
             client=self.anonymous,
             trackable_id=item.trackable_id,
@@ -386,23 +384,21 @@ class Flow:
             "ImageUploadForm",
             file=self.types.File(payload=picture, file_name="fountain.png", mime_type="image/png"),
         )
-        envelope = self.call(
-            "images.post_api_images_notes_note_id", 201, note_id=note.note_id, body=form
-        )
+        envelope = self.call("images.upload_note_image", 201, note_id=note.note_id, body=form)
         image = envelope.image
         assert image.note_id == note.note_id
         assert image.target_type == 1
         assert (image.original_width, image.original_height) == (40, 30)
         assert image.thumbnail_url.endswith("-64.jpg")
         listed = self.call(
-            "images.get_api_images_notes_note_id",
+            "images.list_note_images",
             200,
             client=self.anonymous,
             note_id=note.note_id,
         )
         assert [each.content_image_id for each in listed] == [image.content_image_id]
         thumbnail = self.call(
-            "images.get_api_images_content_image_id_variant",
+            "images.download_image",
             200,
             client=self.anonymous,
             content_image_id=image.content_image_id,
@@ -422,11 +418,11 @@ class Flow:
             visibility=self.enum("GpxImportFormVisibility", "Private"),
             content_language="en-US",
         )
-        report = self.call("notes.post_api_notes_mine_gpx", 200, body=form)
+        report = self.call("notes.import_my_notes_gpx", 200, body=form)
         assert (report.created, report.duplicates, report.skipped, report.rejected) == (2, 0, 0, 0)
         assert [waypoint.name for waypoint in report.waypoints] == ["Trailhead", "Lunch spot"]
         assert all(isinstance(waypoint.note_id, uuid.UUID) for waypoint in report.waypoints)
-        exported = self.call("notes.get_api_notes_mine_gpx", 200)
+        exported = self.call("notes.export_my_notes_gpx", 200)
         text = (
             exported.decode() if isinstance(exported, bytes) else exported.payload.read().decode()
         )
@@ -476,7 +472,7 @@ class Flow:
                 ),
             ],
         )
-        pushed = self.call("sync.post_api_sync_push", 200, body=body)
+        pushed = self.call("sync.push_changes", 200, body=body)
         assert pushed.conflicts == [], [each.to_dict() for each in pushed.conflicts]
         assert set(pushed.applied_note_ids) == {new_note_id, note.note_id}
         assert pushed.applied_category_ids == [new_category_id]
@@ -488,7 +484,7 @@ class Flow:
             max_longitude=LONGITUDE + 0.1,
         )
         pulled = self.call(
-            "sync.post_api_sync_pull",
+            "sync.pull_changes",
             200,
             body=self.model("SyncPull", last_sync_utc=None, public_area=area),
         )
@@ -503,7 +499,7 @@ class Flow:
         assert categories[new_category_id].parent_category_id == category.category_id
         assert [each.note_id for each in pulled.public_notes] == [note.note_id]
         later = self.call(
-            "sync.post_api_sync_pull",
+            "sync.pull_changes",
             200,
             body=self.model("SyncPull", last_sync_utc=pulled.server_sync_utc),
         )

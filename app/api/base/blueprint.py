@@ -1,5 +1,5 @@
-"""Our flask-smorest Blueprint: one schema instance per route, strict bodies, and bearer
-authentication that the document states."""
+"""Our flask-smorest Blueprint: one schema instance per route, strict bodies, bearer
+authentication that the document states, and each operation's stable `operationId`."""
 
 from __future__ import annotations
 
@@ -15,14 +15,36 @@ from app.api.base.parsing import parser
 from app.api.base.schemas import (
     BODY_LOCATIONS,
     body_schema_problems,
+    camelcase,
 )
 from app.auth import EXCLUSIVE_ACCOUNT
 
 BEARER = "bearerAuth"
 
 
+def operation_id(blueprint: str, view: Callable[..., Any]) -> str:
+    """The view function's name in camelCase (`create_journey_stop`: `createJourneyStop`);
+    a view that a function makes for several blueprints (`add_category_routes`: its
+    qualified name has `<locals>`) has the blueprint's name first
+    (`teamCategoriesListCategories`). Generated clients name their methods after it:
+    renaming one breaks them, and CHANGELOG.md says so."""
+    name = view.__name__
+    if "<locals>" in view.__qualname__:
+        name = f"{blueprint.replace('-', '_')}_{name}"
+    return camelcase(name)
+
+
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = parser
+
+    def route(self, rule: str, *, parameters: Any = None, tags: Any = None, **options: Any) -> Any:
+        """As flask-smorest's, with the operation's `operationId` (operation_id)."""
+        register = super().route(rule, parameters=parameters, tags=tags, **options)
+
+        def decorator(func: Callable[..., Any]) -> Any:
+            return register(self.doc(operationId=operation_id(self.name, func))(func))
+
+        return decorator
 
     def arguments(self, schema: Any, *args: Any, **kwargs: Any) -> Any:
         """As flask-smorest's, with one instance of a schema class per route (webargs
