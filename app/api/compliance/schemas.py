@@ -31,7 +31,7 @@ from app.services import compliance
 CLIENT_CONTEXT_MAX_BYTES = 8192
 ERROR_MESSAGE_MAX_LENGTH = 4000
 STACK_TRACE_MAX_LENGTH = 20000
-TICKET_PATTERN = r"^(?i:ERR-[0-9A-Z]{8})$"
+TICKET_PATTERN = r"^[Ee][Rr][Rr]-[0-9A-Za-z]{8}$"  # case-blind, and ECMAScript too
 
 
 def _enum_description(labels: dict[Any, str]) -> str:
