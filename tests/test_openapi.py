@@ -33,6 +33,20 @@ def test_bearer_security_scheme_is_declared(api):
     assert scheme == {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
 
 
+def test_every_operation_states_its_security(api):
+    """Bearer, bearer or anonymous (`{}` among them), or open (`[]`): never left out."""
+    document = api.get("/api/openapi.json").get_json()
+    open_ones = []
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method in METHODS:
+                assert "security" in operation, f"{method.upper()} {path}"
+                if operation["security"] == []:
+                    open_ones.append(f"{method.upper()} {path}")
+    assert "POST /api/auth/login" in open_ones
+    assert "GET /api/notes/mine" not in open_ones
+
+
 def test_every_operation_has_a_summary_and_problem_responses(api):
     document = api.get("/api/openapi.json").get_json()
     problem = "application/problem+json"

@@ -83,8 +83,8 @@ def _camel_path_parameters(parameters: Any) -> None:
 
 
 class ProblemResponsesPlugin(BasePlugin):
-    """Documents the problem+json error answers on every operation, and names path
-    parameters as the contract does (`{noteId}`; Flask rules stay snake_case)."""
+    """Documents the problem+json error answers and the security of every operation, and
+    names path parameters as the contract does (`{noteId}`; Flask rules stay snake_case)."""
 
     def path_helper(
         self,
@@ -120,7 +120,10 @@ class ProblemResponsesPlugin(BasePlugin):
                 wanted |= {413, 415}
             if "{" in (path or ""):
                 wanted.add(404)
-            if any(BEARER in item for item in operation.get("security", [])):
+            # An operation open to anyone says so (`security: []`): the document has no
+            # root `security`, and a linter or client cannot tell "open" from "forgotten".
+            operation.setdefault("security", [])
+            if any(BEARER in item for item in operation["security"]):
                 wanted |= {401, 403}
             wanted |= EXTRA_PROBLEMS.get(f"{method.upper()} {self._document_path(path)}", set())
             for status in sorted(wanted):
