@@ -151,7 +151,7 @@ def issue_access_token(user: User) -> str:
 def _bearer_problem(detail: str, *, code: Code, error: str = "invalid_token") -> Response:
     """401 with the registered `code`; `error` is RFC 6750's, for WWW-Authenticate."""
     header = f'Bearer error="{error}"' if error else "Bearer"
-    return problem(401, "Unauthorized", detail, code=code, headers={"WWW-Authenticate": header})
+    return problem(401, detail, code=code, headers={"WWW-Authenticate": header})
 
 
 def _load_token_user(payload: Mapping[str, Any]) -> User | None:

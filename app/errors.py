@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from http import HTTPStatus
 from typing import Any
 
 import orjson
@@ -27,9 +28,40 @@ log = logging.getLogger(__name__)
 PROBLEM_JSON = "application/problem+json"
 
 
+# RFC 9457: with `type: about:blank` the `title` is the status's phrase (RFC 9110's words,
+# fixed here rather than taken from the running Python, whose phrases change between
+# versions); what went wrong is said by `detail` and `code`.
+STATUS_TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    408: "Request Timeout",
+    409: "Conflict",
+    410: "Gone",
+    413: "Content Too Large",
+    414: "URI Too Long",
+    415: "Unsupported Media Type",
+    422: "Unprocessable Content",
+    426: "Upgrade Required",
+    429: "Too Many Requests",
+    431: "Request Header Fields Too Large",
+    500: "Internal Server Error",
+    501: "Not Implemented",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+
+def status_title(status: int) -> str:
+    """The problem `title` of `status`: its phrase."""
+    return STATUS_TITLES.get(status) or HTTPStatus(status).phrase
+
+
 def problem(
     status: int,
-    title: str,
     detail: str = "",
     *,
     code: Code,
@@ -38,7 +70,7 @@ def problem(
 ) -> Response:
     """Build an RFC 7807 problem-details response with its registered machine `code`;
     extra fields are added when not None."""
-    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status}
+    body: dict[str, Any] = {"type": "about:blank", "title": status_title(status), "status": status}
     body["detail"] = detail
     body["code"] = require_code(code)
     body.update({key: value for key, value in fields.items() if value is not None})
@@ -53,7 +85,6 @@ class ApiError(Exception):
     specific registered code than the class's own."""
 
     status = 400
-    title = "Bad request"
     code = Code.BAD_REQUEST
 
     def __init__(
@@ -73,7 +104,6 @@ class ApiError(Exception):
     def to_response(self) -> Response:
         return problem(
             self.status,
-            self.title,
             self.detail,
             headers=self.headers,
             code=self.code,
@@ -84,7 +114,6 @@ class ApiError(Exception):
 class ValidationFailed(ApiError):
     """400 with an `errors` map: field name (camelCase, dotted when nested) -> messages."""
 
-    title = "Validation failed"
     code = Code.VALIDATION_FAILED
 
     def __init__(
@@ -150,8 +179,6 @@ TRACKABLE_ERROR_STATUS = {
     Code.TRACKABLE_REQUEST_REJECTED: 400,
 }
 
-STATUS_TITLES = {400: "Bad request", 403: "Forbidden", 404: "Not found"}
-
 
 class TrackableError(ApiError):
     """A trackable rule's rejection, with the contract's stable `code`."""
@@ -159,7 +186,6 @@ class TrackableError(ApiError):
     def __init__(self, code: Code, detail: str | None = None, *, status: int | None = None) -> None:
         super().__init__(detail or code.replace("_", " ").capitalize() + ".", code=code)
         self.status = status or TRACKABLE_ERROR_STATUS[code]
-        self.title = STATUS_TITLES.get(self.status, "Bad request")
 
 
 class FormLimitExceeded(RequestEntityTooLarge):
@@ -186,7 +212,7 @@ def http_exception_response(error: HTTPException) -> Response:
         detail = "The request body is larger than this server accepts" + (
             f" ({limit} bytes)." if limit is not None else "."
         )
-    return problem(status, error.name, detail, code=code_for_status(status), headers=headers)
+    return problem(status, detail, code=code_for_status(status), headers=headers)
 
 
 def _retry_after_seconds(error: HTTPException) -> int:
@@ -208,7 +234,6 @@ def unexpected_error_response(ticket: str) -> Response:
     """A 500 carrying the ticket number under which the failure was tracked."""
     return problem(
         500,
-        "Internal server error",
         "Something went wrong on our side. Quote the ticket number when you contact support.",
         code=Code.INTERNAL_ERROR,
         ticketNumber=ticket,

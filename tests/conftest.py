@@ -329,15 +329,18 @@ def unregistered_code(response: Any) -> str | None:
 
 
 def assert_problem(response: Any, status: int, *, code: str | None = None) -> dict[str, Any]:
-    """The response is problem details with this status and a machine `code` of the
-    registry answered with this status (and exactly `code` when given)."""
+    """The response is problem details with this status, its phrase as `title`, and a
+    machine `code` of the registry answered with this status (and exactly `code` when
+    given)."""
     from app.error_codes import ERROR_CODES
+    from app.errors import status_title
 
     assert response.status_code == status, response.get_data(as_text=True)
     assert response.mimetype == "application/problem+json"
     body = response.get_json(force=True)
     assert body["status"] == status
-    assert body["title"]
+    assert body["type"] == "about:blank"
+    assert body["title"] == status_title(status), body  # RFC 9457: the status's phrase
     assert "detail" in body
     assert body.get("code") in ERROR_CODES, body
     assert status in ERROR_CODES[body["code"]].statuses, body

@@ -12,6 +12,7 @@ import pytest
 from openapi_spec_validator import validate
 
 from app.api.base import camelcase
+from app.errors import status_title
 from app.models.enums import NoteVisibility
 
 PUBLIC = NoteVisibility.PUBLIC
@@ -266,3 +267,22 @@ def test_every_pattern_compiles_in_python_and_in_ecmascript(api):
         timeout=60,
     )
     assert json.loads(answer.stdout) == []
+
+
+def _problem_examples(node: object) -> list[dict]:
+    if isinstance(node, dict):
+        found = [node] if node.get("type") == "about:blank" and "status" in node else []
+        return found + [one for value in node.values() for one in _problem_examples(value)]
+    if isinstance(node, list):
+        return [one for value in node for one in _problem_examples(value)]
+    return []
+
+
+def test_problem_examples_carry_the_status_phrase_as_title(api):
+    """RFC 9457: `about:blank` problems have the status's phrase as `title`; the specific
+    words are in `detail` and `code` (answers are checked by tests.conftest.assert_problem)."""
+    document = api.get("/api/openapi.json").get_json()
+    examples = _problem_examples(document)
+    assert len(examples) > 20
+    for example in examples:
+        assert example["title"] == status_title(example["status"]), example

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.error_codes import Code
+from app.errors import status_title
 
 # --- the story's ids -------------------------------------------------------------------------
 
@@ -590,7 +591,7 @@ LABELS_REFUSED = {
     },
     "404": {
         "type": "about:blank",
-        "title": "Not found",
+        "title": "Not Found",
         "status": 404,
         "detail": "Item 0: no trackable you can see has this id; item 1: the code does not "
         "belong to this trackable. Nothing was printed.",
@@ -689,7 +690,6 @@ COMPLIANCE = {
 # `code` values: codes of the registry (app.error_codes); a test checks each is there.
 PROBLEMS: dict[int, dict[str, Any]] = {
     400: {
-        "title": "Validation failed",
         "detail": "Invalid value for: latitude, title.",
         "code": Code.VALIDATION_FAILED,
         "errors": {
@@ -698,60 +698,49 @@ PROBLEMS: dict[int, dict[str, Any]] = {
         },
     },
     401: {
-        "title": "Unauthorized",
         "detail": "A bearer access token is required.",
         "code": Code.AUTHENTICATION_REQUIRED,
     },
     403: {
-        "title": "Forbidden",
         "detail": "Only the note's owner or a team admin may do this.",
         "code": Code.FORBIDDEN,
     },
-    404: {"title": "Not found", "detail": "Note not found.", "code": Code.NOT_FOUND},
+    404: {"detail": "Note not found.", "code": Code.NOT_FOUND},
     405: {
-        "title": "Method Not Allowed",
         "detail": "GET is not allowed on /api/images/6dc18b0b-d857-4f84-8c06-e4332b37e284.",
         "code": Code.METHOD_NOT_ALLOWED,
     },
     409: {
-        "title": "Conflict",
         "detail": "kim_finds is already a member of this team.",
         "code": Code.CONFLICT,
     },
     413: {
-        "title": "Request Entity Too Large",
         "detail": "The request body is larger than this server accepts (22020096 bytes).",
         "code": Code.PAYLOAD_TOO_LARGE,
     },
     414: {
-        "title": "URI Too Long",
         "detail": "The request line (method, path and query) is longer than this server accepts.",
         "code": Code.URI_TOO_LONG,
     },
     415: {
-        "title": "Unsupported media type",
         "detail": "Send the request body as application/json.",
         "code": Code.UNSUPPORTED_MEDIA_TYPE,
     },
     429: {
-        "title": "Too Many Requests",
         "detail": "20 per 1 minute",
         "code": Code.RATE_LIMITED,
     },
     431: {
-        "title": "Request Header Fields Too Large",
         "detail": "The request's headers are more or larger than this server accepts.",
         "code": Code.REQUEST_HEADERS_TOO_LARGE,
     },
     500: {
-        "title": "Internal server error",
         "detail": "Something went wrong on our side. Quote the ticket number when you "
         "contact support.",
         "code": Code.INTERNAL_ERROR,
         "ticketNumber": TICKET,
     },
     503: {
-        "title": "Service unavailable",
         "detail": "The database is not reachable right now. Try again shortly.",
         "code": Code.DATABASE_UNAVAILABLE,
     },
@@ -760,13 +749,14 @@ PROBLEMS: dict[int, dict[str, Any]] = {
 
 def problem(status: int) -> dict[str, Any]:
     """A problem-details example for `status` (a generic one where none is written)."""
-    fields = PROBLEMS.get(status, {"title": "Error", "detail": "The request failed."})
-    return {"type": "about:blank", "title": fields["title"], "status": status, **fields}
+    fields = PROBLEMS.get(status, {"detail": "The request failed."})
+    return {"type": "about:blank", "title": status_title(status), "status": status, **fields}
 
 
-def coded_problem(status: int, title: str, code: str, detail: str, **extra: Any) -> dict[str, Any]:
+def coded_problem(status: int, code: str, detail: str, **extra: Any) -> dict[str, Any]:
     """A problem-details example of one registry `code`, for a route's own response."""
-    example = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    example = {"type": "about:blank", "title": status_title(status), "status": status}
+    example["detail"] = detail
     return {**example, "code": code, **extra}
 
 
@@ -910,7 +900,7 @@ COMPONENTS = {
     },
     "LinkProblem": {
         "type": "about:blank",
-        "title": "External link rejected",
+        "title": "Bad Request",
         "status": 400,
         "detail": "The destination answered HTTP 404.",
         "code": Code.LINK_VERIFICATION_FAILED,

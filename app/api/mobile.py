@@ -16,7 +16,6 @@ MOBILE_VERSION_HEADER = "X-Android-Version-Code"
 
 
 class MobileVersionUnsupported(ApiError):
-    title = "App update required"
     code = Code.MOBILE_VERSION_UNSUPPORTED
 
 

@@ -18,7 +18,7 @@ from gunicorn import util
 from gunicorn.workers.sync import SyncWorker
 
 from app.error_codes import code_for_status
-from app.errors import PROBLEM_JSON
+from app.errors import PROBLEM_JSON, status_title
 
 DETAILS = {
     400: "The request could not be read as HTTP.",
@@ -37,7 +37,7 @@ def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) 
     body = orjson.dumps(
         {
             "type": "about:blank",
-            "title": reason,
+            "title": status_title(status_int),
             "status": status_int,
             "detail": detail,
             "code": code_for_status(status_int),

@@ -18,7 +18,6 @@ from app.errors import ApiError
 
 
 class InvalidJson(ApiError):
-    title = "Invalid JSON"
     code = Code.INVALID_JSON
 
 

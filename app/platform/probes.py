@@ -69,7 +69,6 @@ def readyz() -> Response:
         current_app.logger.warning("readiness check: database unreachable: %s", error)
         return problem(
             503,
-            "Service unavailable",
             "The database is not reachable.",
             code=Code.DATABASE_UNAVAILABLE,
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
@@ -111,19 +110,15 @@ def _refusal(config: Mapping[str, Any]) -> Response | None:
     token = str(config.get("METRICS_TOKEN") or "")
     if not token:
         # Not served on this address: the same answer as a path nothing serves.
-        return problem(
-            404, "Not Found", f"Nothing is served at {request.path}.", code=Code.NOT_FOUND
-        )
+        return problem(404, f"Nothing is served at {request.path}.", code=Code.NOT_FOUND)
     scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
     challenge = {"WWW-Authenticate": 'Bearer realm="metrics"'}
     if scheme.lower() != "bearer" or not sent.strip():
         detail = "The metrics need the bearer token of METRICS_TOKEN; none was sent."
-        return problem(
-            401, "Unauthorized", detail, code=Code.AUTHENTICATION_REQUIRED, headers=challenge
-        )
+        return problem(401, detail, code=Code.AUTHENTICATION_REQUIRED, headers=challenge)
     if not hmac.compare_digest(sent.strip().encode(), token.encode()):
         detail = "The bearer token is not the metrics token."
-        return problem(401, "Unauthorized", detail, code=Code.INVALID_TOKEN, headers=challenge)
+        return problem(401, detail, code=Code.INVALID_TOKEN, headers=challenge)
     return None
 
 
@@ -183,4 +178,4 @@ def install_probes(app: Flask) -> None:
         if not arrived_at(request.environ, bind):
             return None
         detail = f"Nothing is served at {request.path} on the metrics address."
-        return problem(404, "Not Found", detail, code=Code.NOT_FOUND)
+        return problem(404, detail, code=Code.NOT_FOUND)

@@ -63,7 +63,7 @@ def hosted_tile(z: int, x: int, y: int) -> Response:
         cache_root=Path(cache_root) if cache_root else None,
     )
     if tile is None:
-        return problem(404, "Not found", "No such tile.", code=Code.TILE_NOT_FOUND)
+        return problem(404, "No such tile.", code=Code.TILE_NOT_FOUND)
     if tile.path is not None:
         return send_file(tile.path, mimetype=tile.mimetype, max_age=86400)
     response = Response(tile.data, mimetype=tile.mimetype)

@@ -253,7 +253,7 @@ def test_an_unregistered_code_is_refused_where_it_is_named():
     with pytest.raises(UnknownErrorCode):
         Misnamed("Nothing.")
     with pytest.raises(UnknownErrorCode):
-        problem(400, "Bad request", code="no_such_code_anywhere")
+        problem(400, code="no_such_code_anywhere")
 
 
 # --- each kind of error, through HTTP ----------------------------------------------------

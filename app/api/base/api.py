@@ -143,9 +143,7 @@ def refuse_nul_in_path() -> Response | None:
     if any(
         isinstance(value, str) and "\x00" in value for value in (request.view_args or {}).values()
     ):
-        return problem(
-            404, "Not found", f"Nothing is served at {request.path!r}.", code=Code.ROUTE_NOT_FOUND
-        )
+        return problem(404, f"Nothing is served at {request.path!r}.", code=Code.ROUTE_NOT_FOUND)
     return None
 
 

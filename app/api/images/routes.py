@@ -33,8 +33,8 @@ JPEG_DOC = {
 }
 
 
-def _problem(status: int, title: str, code: str, detail: str) -> dict[str, Any]:
-    return {"value": coded_problem(status, title, code, detail)}
+def _problem(status: int, code: str, detail: str) -> dict[str, Any]:
+    return {"value": coded_problem(status, code, detail)}
 
 
 UPLOAD_REFUSED = {
@@ -49,13 +49,11 @@ UPLOAD_REFUSED = {
     "examples": {
         Code.IMAGE_LIMIT_REACHED: _problem(
             400,
-            "Bad request",
             Code.IMAGE_LIMIT_REACHED,
             "This holds 400 images, the most allowed: delete one to add another.",
         ),
         Code.IMAGE_TRUNCATED: _problem(
             400,
-            "Bad request",
             Code.IMAGE_TRUNCATED,
             "The image is truncated: 633 bytes cannot hold 7000 x 8000 pixels.",
         ),
@@ -69,7 +67,6 @@ DAILY_LIMIT = {
     "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
     "example": _problem(
         429,
-        "Too many requests",
         Code.IMAGE_DAILY_LIMIT_REACHED,
         "At most 500 images uploaded per account per day. Try again in 3600 seconds.",
     )["value"],
@@ -86,7 +83,6 @@ FINDER_LIMIT = {
     "examples": {
         Code.FINDER_PHOTO_LIMIT_REACHED: _problem(
             429,
-            "Too many requests",
             Code.FINDER_PHOTO_LIMIT_REACHED,
             "At most 12 photos per finder session in 1440 minutes. Try again in 3600 seconds.",
         ),

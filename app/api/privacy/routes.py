@@ -36,7 +36,6 @@ IN_PROGRESS = {
     "description": "The account's previous export is still queued or running; `exportId` names it.",
     "example": coded_problem(
         409,
-        "Conflict",
         Code.ACCOUNT_EXPORT_IN_PROGRESS,
         "Your previous export is still being made; wait for it.",
         exportId="3b8f2c71-5d0e-4a69-9c14-7e2a6d8b0f53",
@@ -50,7 +49,6 @@ DAILY_LIMIT = {
     "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
     "example": coded_problem(
         429,
-        "Too many requests",
         Code.ACCOUNT_EXPORT_DAILY_LIMIT_REACHED,
         "At most 3 data exports per account per day. Try again in 5400 seconds.",
     ),
@@ -61,7 +59,6 @@ NOT_READY = {
     "description": "The export is not made yet (`queued`, `running`) or it `failed`.",
     "example": coded_problem(
         409,
-        "Conflict",
         Code.ACCOUNT_EXPORT_NOT_READY,
         "This export is running, not ready for download.",
         state="running",
@@ -73,7 +70,6 @@ EXPIRED = {
     "description": "The export's download time (24 hours) ran out; its file is gone.",
     "example": coded_problem(
         410,
-        "Gone",
         Code.ACCOUNT_EXPORT_EXPIRED,
         "This export's download time ran out; ask for a new export.",
     ),

@@ -82,7 +82,7 @@ HOURLY_LIMIT = {
     "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
     "example": {
         "type": "about:blank",
-        "title": "Too many requests",
+        "title": "Too Many Requests",
         "status": 429,
         "detail": "At most 200 trackables created per account per hour. Try again in 1200 seconds.",
         "code": Code.TRACKABLE_HOURLY_LIMIT_REACHED,

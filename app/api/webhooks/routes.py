@@ -44,7 +44,7 @@ def conflict_response(description: str, code: str, detail: str) -> dict[str, Any
         "schema": ProblemSchema,
         "content_type": PROBLEM_JSON,
         "description": description,
-        "example": coded_problem(409, "Conflict", code, detail),
+        "example": coded_problem(409, code, detail),
     }
 
 
@@ -58,7 +58,6 @@ SENDS_LIMITED = {
     "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
     "example": coded_problem(
         429,
-        "Too many requests",
         Code.WEBHOOK_SENDS_LIMITED,
         "This webhook has had 20 test messages and redeliveries in the last hour, the most "
         "allowed. Try again in 1200 seconds.",

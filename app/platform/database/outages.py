@@ -84,7 +84,6 @@ def database_unavailable(error: Exception) -> Response:
     by the server or by teardown), so the client may simply try again."""
     return problem(
         503,
-        "Service unavailable",
         "The database is not reachable right now. Try again shortly.",
         code=Code.DATABASE_UNAVAILABLE,
         headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
@@ -107,7 +106,6 @@ def database_conflict(error: Exception) -> Response:
     log.warning("database conflict, not retried again: %s", error)
     return problem(
         503,
-        "Service unavailable",
         "The request collided with a concurrent one in the database (a deadlock) and was "
         "not carried out. Try again.",
         code=Code.DATABASE_DEADLOCK,
