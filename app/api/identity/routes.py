@@ -85,8 +85,11 @@ def rate_limited(setting: str) -> Callable[[Callable[..., Any]], Callable[..., A
 
 
 def empty_ok() -> Response:
-    """200 with an empty body, as the identity API answers register, forgot and reset."""
-    return Response(status=200)
+    """200 with an empty body, as the identity API answers register, forgot and reset: no
+    `Content-Type` either (the document lists no content; werkzeug would say text/html)."""
+    response = Response(status=200)
+    del response.headers["Content-Type"]
+    return response
 
 
 def token_response(user: User, refresh_token: str) -> dict[str, Any]:

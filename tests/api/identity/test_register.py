@@ -18,6 +18,10 @@ def test_register_answers_200_with_an_empty_body_and_no_token(api):
     assert response.status_code == 200
     assert response.get_data() == b""
     assert "accessToken" not in response.get_data(as_text=True)
+    # The document lists no content for this answer: nor does the answer name a type.
+    assert "Content-Type" not in response.headers
+    document = api.get("/api/openapi.json").get_json()
+    assert "content" not in document["paths"]["/api/auth/register"]["post"]["responses"]["200"]
 
 
 def test_register_stores_the_account_with_an_argon2id_hash(api):
