@@ -14,6 +14,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import (
     Blueprint,
@@ -79,10 +80,18 @@ def use_page_session() -> None:
 
 
 def _next_path() -> str | None:
-    """`next` when it is a path on this site (never another site's address)."""
+    """`next` when it is a path on this site (never another site's address), judged as
+    a browser reads it (WHATWG URL): C0 controls and spaces trimmed at both ends, tabs and
+    newlines dropped anywhere, a backslash taken for a slash. `/\t/evil.example` is
+    `//evil.example` to a browser, another site; any other control character refuses it."""
     target = request.values.get("next", "")
-    if target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
+    read = "".join(c for c in target.strip("".join(map(chr, range(33)))) if c not in "\t\n\r")
+    read = read.replace("\\", "/")
+    if any(ord(c) < 32 or ord(c) == 127 for c in read):
+        return None
+    parts = urlsplit(read)
+    if read.startswith("/") and not read.startswith("//") and not parts.scheme:
+        return read
     return None
 
 

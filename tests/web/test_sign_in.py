@@ -104,6 +104,18 @@ def test_without_a_token_nothing_happens(api):
         ("https://evil.example/", "/en/"),
         ("//evil.example/", "/en/"),
         ("/\\evil.example", "/en/"),
+        # As a browser reads them: tabs and newlines dropped, controls and spaces trimmed.
+        ("/\t/evil.example", "/en/"),
+        ("/\n/x", "/en/"),
+        ("/\r\n/evil.example", "/en/"),
+        (" //evil.example/", "/en/"),
+        ("\\\\evil.example", "/en/"),
+        ("\t/de/trackables ", "/de/trackables"),
+        ("/de/\ttrack\nables", "/de/trackables"),
+        ("/de/track\x00ables", "/en/"),
+        ("/de/track\x7fables", "/en/"),
+        ("java\tscript:alert(1)", "/en/"),
+        ("/de/trackables?page=2#top", "/de/trackables?page=2#top"),
     ],
 )
 def test_next_goes_back_on_this_site_only(api, target, expected):
@@ -119,6 +131,20 @@ def test_next_goes_back_on_this_site_only(api, target, expected):
         },
     )
     assert response.headers["Location"] == expected
+
+
+@pytest.mark.parametrize("encoded", ["/%09/evil.example", "/%0a/x", "/%0d%0a/evil.example"])
+def test_next_in_the_address_is_judged_as_a_browser_reads_it(api, encoded):
+    """The sign-in page's own address carries `next`, percent-encoded: decoded, a tab or
+    newline in it makes `//host` for a browser; it goes home, never elsewhere, never a 500."""
+    kim = make_user("kim")
+    page = f"{SIGN_IN}?next={encoded}"
+    token = csrf_token(api, page)
+    response = api.post(
+        page, data={"csrf_token": token, "email": kim.email, "password": DEFAULT_PASSWORD}
+    )
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/en/"
 
 
 def test_sign_out_ends_the_session(api):
