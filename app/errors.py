@@ -128,7 +128,7 @@ class ValidationFailed(ApiError):
 
 
 class Unauthorized(ApiError):
-    status, title = 401, "Unauthorized"
+    status = 401
     code = Code.AUTHENTICATION_REQUIRED
 
     def __init__(
@@ -142,22 +142,22 @@ class Unauthorized(ApiError):
 
 
 class Forbidden(ApiError):
-    status, title = 403, "Forbidden"
+    status = 403
     code = Code.FORBIDDEN
 
 
 class NotFound(ApiError):
-    status, title = 404, "Not found"
+    status = 404
     code = Code.NOT_FOUND
 
 
 class Conflict(ApiError):
-    status, title = 409, "Conflict"
+    status = 409
     code = Code.CONFLICT
 
 
 class UnsupportedMediaType(ApiError):
-    status, title = 415, "Unsupported media type"
+    status = 415
     code = Code.UNSUPPORTED_MEDIA_TYPE
 
 

@@ -560,3 +560,16 @@ def test_a_used_invite_link_and_an_unknown_confirmation_code(api):
         "/api/auth/confirmEmail", query_string={"userId": str(admin.id), "code": "nothing"}
     )
     assert_problem(response, 400, code="invalid_email_code")
+
+
+def test_no_error_class_names_a_title_of_its_own(app):
+    """A problem's title is its status's phrase (app.errors.status_title); an error class
+    says what went wrong in its detail and code, never in a title that nothing reads."""
+    from app.errors import ApiError
+
+    def subclasses(cls: type) -> list[type]:
+        return [cls, *(one for sub in cls.__subclasses__() for one in subclasses(sub))]
+
+    found = subclasses(ApiError)
+    assert len(found) > 10
+    assert [cls.__qualname__ for cls in found if "title" in vars(cls)] == []

@@ -58,17 +58,17 @@ IN_CHUNK = 500
 
 
 class ExportInProgress(ApiError):
-    status, title = 409, "Conflict"
+    status = 409
     code = Code.ACCOUNT_EXPORT_IN_PROGRESS
 
 
 class ExportNotReady(ApiError):
-    status, title = 409, "Conflict"
+    status = 409
     code = Code.ACCOUNT_EXPORT_NOT_READY
 
 
 class ExportExpired(ApiError):
-    status, title = 410, "Gone"
+    status = 410
     code = Code.ACCOUNT_EXPORT_EXPIRED
 
 

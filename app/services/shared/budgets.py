@@ -66,7 +66,7 @@ class LimitExceeded(ApiError):
     """429 problem details with Retry-After (seconds), and the budget's `code` (else
     `rate_limited`)."""
 
-    status, title = 429, "Too many requests"
+    status = 429
     code = Code.RATE_LIMITED
 
     def __init__(self, detail: str, retry_after: int, *, code: Code | None = None) -> None:

@@ -41,7 +41,7 @@ class LinkVerification:
 class LinkVerificationFailed(ApiError):
     """400: the link is malformed, not allowed, unreachable or answered an HTTP error."""
 
-    status, title = 400, "External link rejected"
+    status = 400
     code = Code.LINK_VERIFICATION_FAILED
 
     def __init__(
