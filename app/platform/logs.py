@@ -60,6 +60,19 @@ MAX_DECODINGS = 3
 URL_SAFE = "/?&=:;,+@!$'()*[]~#"
 
 
+# A path that matched no route may still be a code someone typed or scanned wrongly
+# (`/LNJ7CAG1RF`): there, a segment of six or more characters mixing letters and digits
+# is taken for one, and the query for holding one. `/wp-admin/setup-config.php` stays.
+CODE_LIKE_SEGMENT = re.compile(r"(?<=/)(?=[^/?#\s]*[A-Za-z])(?=[^/?#\s]*[0-9])[^/?#\s]{6,}")
+UNMATCHED_QUERY = re.compile(r"\?[^\s#]*")
+
+
+def redact_unmatched(text: str) -> str:
+    """`redact`, and for a request no route matched its code-like segments and query."""
+    text = CODE_LIKE_SEGMENT.sub("[redacted]", redact(text))
+    return UNMATCHED_QUERY.sub("?[redacted]", text)
+
+
 def redact(text: str) -> str:
     text = _redact_plain(text)
     if "%" in text:
@@ -235,4 +248,11 @@ class RedactingGunicornLogger(_GunicornLogger):  # type: ignore[misc,valid-type]
         for key, value in atoms.items():
             if isinstance(value, str):
                 atoms[key] = redact(value)
+        # The app said no route matched (None; absent when the app never ran).
+        if ROUTE_KEY in environ and environ[ROUTE_KEY] is None:
+            for key in ("r", "U"):
+                if isinstance(atoms.get(key), str):
+                    atoms[key] = redact_unmatched(atoms[key])
+            if atoms.get("q"):  # the query alone, without its `?`
+                atoms["q"] = "[redacted]"
         return atoms

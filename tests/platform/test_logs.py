@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from app.platform.logs import JsonFormatter, RedactingFormatter, redact
+from app.platform.logs import JsonFormatter, RedactingFormatter, redact, redact_unmatched
 from tests.conftest import make_test_app
 
 
@@ -125,3 +125,19 @@ def test_the_development_servers_access_log_is_redacted(app, caplog):
         )
     assert caplog.records
     assert all("LNSECRET11" not in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("GET /LNJ7CAG1RF HTTP/1.1", "GET /[redacted] HTTP/1.1"),
+        ("/LN-7K3M9Q/extra", "/[redacted]/extra"),
+        ("/de/ab12cd?c=LNJ7CAG1RF", "/de/[redacted]?[redacted]"),
+        ("/trackable/LNJ7CAG1RF", "/trackable/[redacted]"),
+        # Paths that hold no code-like segment stay readable for the operator.
+        ("GET /wp-admin/setup-config.php HTTP/1.1", "GET /wp-admin/setup-config.php HTTP/1.1"),
+        ("/favicon.ico", "/favicon.ico"),
+    ],
+)
+def test_a_path_no_route_matched_loses_its_code_like_segments_and_query(line, expected):
+    assert redact_unmatched(line) == expected
