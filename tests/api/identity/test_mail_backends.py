@@ -144,11 +144,14 @@ class TestSmtp:
         FakeSmtp.sent, FakeSmtp.logins = [], []
         monkeypatch.setattr(mail_module.smtplib, "SMTP", FakeSmtp)
 
-    def test_smtp_backend_delivers_with_starttls_and_login(self, app, api):
+    def test_smtp_backend_delivers_with_starttls_and_login(self, app, api, caplog):
         user = make_user()
         forgot(api, user.email)
         assert FakeSmtp.sent == []  # the request only enqueued it
-        run_jobs(app)
+        with caplog.at_level("INFO", logger="app"):
+            run_jobs(app)
+        assert "delivered to an address at example.com" in caplog.text
+        assert user.email not in caplog.text  # personal data stays out of the log
         assert FakeSmtp.sent == [
             "starttls",
             (("mail.example.com", 2525), user.email, "Reset your password"),
@@ -169,8 +172,10 @@ class TestSmtp:
         monkeypatch.setattr(mail_module.smtplib, "SMTP", refuse)
         user = make_user()
         forgot(api, user.email)
-        run_jobs(app)
+        with caplog.at_level("INFO", logger="app"):
+            run_jobs(app)
         assert any("connection refused" in record.getMessage() for record in caplog.records)
+        assert user.email not in caplog.text
         job = db.session.query(Job).one()
         assert (job.state, job.attempts) == (JobState.QUEUED, 1)
         assert not [thread for thread in threading.enumerate() if "mail" in thread.name]
