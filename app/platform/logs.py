@@ -60,17 +60,20 @@ MAX_DECODINGS = 3
 URL_SAFE = "/?&=:;,+@!$'()*[]~#"
 
 
-# A path that matched no route may still be a code someone typed or scanned wrongly
-# (`/LNJ7CAG1RF`): there, a segment of six or more characters mixing letters and digits
-# is taken for one, and the query for holding one. `/wp-admin/setup-config.php` stays.
-CODE_LIKE_SEGMENT = re.compile(r"(?<=/)(?=[^/?#\s]*[A-Za-z])(?=[^/?#\s]*[0-9])[^/?#\s]{6,}")
-UNMATCHED_QUERY = re.compile(r"\?[^\s#]*")
+# A path that matched no route may be a code typed or scanned into the wrong place
+# (`/LNJ7CAG1RF`, or a bring-your-own code of any shape): the access log writes it as
+# UNMATCHED, without its segments or query.
+UNMATCHED = "unmatched"
 
 
 def redact_unmatched(text: str) -> str:
-    """`redact`, and for a request no route matched its code-like segments and query."""
-    text = CODE_LIKE_SEGMENT.sub("[redacted]", redact(text))
-    return UNMATCHED_QUERY.sub("?[redacted]", text)
+    """A request line (`GET /x?y HTTP/1.1`) or a path of a request no route matched, with
+    the path and query written as UNMATCHED."""
+    method, space, rest = text.partition(" ")
+    if not space:
+        return UNMATCHED
+    _uri, space, protocol = rest.rpartition(" ")
+    return f"{method} {UNMATCHED} {protocol}" if space else f"{method} {UNMATCHED}"
 
 
 def redact(text: str) -> str:
@@ -254,5 +257,5 @@ class RedactingGunicornLogger(_GunicornLogger):  # type: ignore[misc,valid-type]
                 if isinstance(atoms.get(key), str):
                     atoms[key] = redact_unmatched(atoms[key])
             if atoms.get("q"):  # the query alone, without its `?`
-                atoms["q"] = "[redacted]"
+                atoms["q"] = UNMATCHED
         return atoms
