@@ -125,7 +125,7 @@ class JsonFormatter(RedactingFormatter):
             "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
             "level": record.levelname,
             "logger": record.name,
-            "requestId": getattr(record, "request_id", "-"),
+            "request_id": getattr(record, "request_id", "-"),  # as on access lines
             "message": redact(record.getMessage()),
         }
         if record.exc_info:

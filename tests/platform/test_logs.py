@@ -66,7 +66,7 @@ def test_app_log_lines_carry_the_request_id(app, api, caplog):
         api.get("/api/probe-log", headers={"X-Request-ID": "rid-42"})
     record = next(r for r in caplog.records if r.name == "app.probe")
     entry = JsonFormatter().format(record)
-    assert '"requestId": "rid-42"' in entry
+    assert '"request_id": "rid-42"' in entry  # one name, as on access lines
     assert "LNSECRET11" not in entry
 
 
