@@ -93,14 +93,24 @@ def upstreams(prefix: Path, app_port: int, uploads_port: int) -> Path:
     return path
 
 
+def site_file(prefix: Path) -> Path:
+    """app.conf as shipped, its logs written under `prefix` instead of /var/log/nginx."""
+    text = (SITE / "app.conf").read_text()
+    assert "/var/log/nginx/access.log" in text
+    path = prefix / "app.conf"
+    path.write_text(text.replace("/var/log/nginx/", f"{prefix}/logs/"))
+    return path
+
+
 def site_body(prefix: Path, listen: int, app_port: int, uploads_port: int) -> str:
     """The site's app.conf behind a plain listener, upstream.conf's pools at the ports."""
     return f"""
+    include {SITE / "logging.conf"};
     proxy_cache_path {prefix}/cache keys_zone=location_notes_static:1m;
     include {upstreams(prefix, app_port, uploads_port)};
     server {{
         listen 127.0.0.1:{listen};
-        include {SITE / "app.conf"};
+        include {site_file(prefix)};
     }}
 """
 
@@ -232,6 +242,7 @@ def test_the_production_site_passes_nginx_t(tmp_path):
     site = site.replace("/etc/ssl/location-notes/fullchain.pem", str(cert))
     site = site.replace("/etc/ssl/location-notes/privkey.pem", str(key))
     site = site.replace("/var/cache/nginx/location-notes", str(tmp_path / "cache"))
+    site = site.replace(f"{SITE}/app.conf", str(site_file(tmp_path)))
     site = re.sub(r"listen (\[::\]:)?(80|443)", lambda m: f"listen 127.0.0.1:{free_port()}", site)
     (tmp_path / "site.conf").write_text(site)
     config = main_config(tmp_path, f"    include {tmp_path / 'site.conf'};")
@@ -438,3 +449,29 @@ def test_uploads_fall_back_to_the_app_pool_when_theirs_does_not_answer(
     )
     assert response.status_code < 500, response.status_code
     assert served_by(served, response) == "app"
+
+
+def test_nginx_logs_no_request_line_query_or_referer(tmp_path, app_port):
+    """A code in the path, the query or the Referer reaches neither of nginx's logs, with
+    an instance answering and with none; the access line keeps status, upstream and id."""
+    code, other = "LNK7M2Q9XT", "QRTOKEN7788"
+    sent = {"Referer": f"https://notes.example.org/trackable/{other}"}
+    up, down = tmp_path / "up", tmp_path / "down"
+    up.mkdir()
+    down.mkdir()
+    with nginx_serving(up, app_port, free_port()) as url:
+        answer = requests.get(f"{url}/trackable/{code}?c={other}", headers=sent, timeout=10)
+        assert answer.status_code in (302, 404)
+    with nginx_serving(down, free_port(), free_port()) as url:
+        failed = requests.get(f"{url}/trackable/{code}?c={other}", headers=sent, timeout=10)
+        assert failed.status_code == 502
+    for prefix, response in ((up, answer), (down, failed)):
+        access = (prefix / "logs" / "access.log").read_text()
+        errors = (prefix / "logs" / "error.log").read_text()
+        for secret in (code, other):
+            assert secret not in access
+            assert secret not in errors
+        line = access.strip().splitlines()[-1]
+        assert f" GET 127.0.0.1 {response.status_code} " in line, line
+        assert f"rid={response.headers['X-Request-ID']}" in line, line
+        assert "upstream=127.0.0.1:" in line, line
