@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -60,6 +61,14 @@ if not _configured or (_made == _configured and _maker != str(os.getpid())):
 
 
 def on_starting(server):
+    # Unsafe production settings stop the master before any worker starts: the refusal is
+    # printed once (each worker would print it again), and no traceback.
+    from app.platform.startup_checks import environment_refusal
+
+    refusal = environment_refusal(str(Path(__file__).resolve().parent / "instance"))
+    if refusal is not None:
+        print(refusal, file=sys.stderr)
+        sys.exit(3)
     directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
     if os.environ.get(_OWN_METRICS_DIR) == f"{os.getpid()}:{directory}":
         server.metrics_dir_made = directory  # the arbiter outlives a reload (SIGHUP)

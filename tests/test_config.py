@@ -67,6 +67,8 @@ def test_production_may_keep_rate_limits_in_redis():
         ("MAIL_BACKEND", "console", "MAIL_BACKEND=console"),
         ("MAIL_BACKEND", "file", "MAIL_BACKEND=file"),
         ("RATELIMIT_STORAGE_URI", "memory://", "RATELIMIT_STORAGE_URI=memory://"),
+        ("JWT_SECRET_KEY", STRONG, "SECRET_KEY and JWT_SECRET_KEY have the same value"),
+        ("TRUSTED_PROXIES", ["10.0.0.0/8", "proxy.local"], "'proxy.local' is not an address"),
     ],
 )
 def test_production_refuses_an_unsafe_setting_and_names_it(setting, value, named):

@@ -27,6 +27,7 @@ def production_problems(config: Mapping[str, Any]) -> list[str]:
     """Every unsafe setting of a production start, one sentence each (empty: safe)."""
     return [
         *_secret_problems(config),
+        *_proxy_problems(config),
         *_base_url_problems(config),
         *_mail_problems(config),
         *_limiter_problems(config),
@@ -35,15 +36,35 @@ def production_problems(config: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def refusal_message(problems: list[str], env_name: str) -> str:
+    """The refusal as printed: one line to start, one line per setting."""
+    listed = "\n".join(f"- {problem}" for problem in problems)
+    return f"Refusing to start in {env_name}, until these settings are fixed:\n{listed}"
+
+
+def environment_refusal(instance_path: str) -> str | None:
+    """The refusal of the settings a start would read (config.py, then instance/config.py)
+    as printed, or None: for a process that checks them before making the app (gunicorn's
+    master, so that the refusal is printed once rather than by every worker)."""
+    from flask import Config as Settings
+
+    from config import Config
+
+    settings = Settings(instance_path)
+    settings.from_object(Config)
+    settings.from_pyfile("config.py", silent=True)
+    if settings["ENV_NAME"] in {"development", "testing"}:
+        return None
+    problems = production_problems(settings)
+    return refusal_message(problems, str(settings["ENV_NAME"])) if problems else None
+
+
 def check_production_settings(config: Mapping[str, Any]) -> None:
     if config["ENV_NAME"] in {"development", "testing"}:
         return
     problems = production_problems(config)
     if problems:
-        listed = "\n".join(f"- {problem}" for problem in problems)
-        raise InsecureConfiguration(
-            f"Refusing to start in {config['ENV_NAME']}, until these settings are fixed:\n{listed}"
-        )
+        raise InsecureConfiguration(refusal_message(problems, str(config["ENV_NAME"])))
 
 
 def _secret_problems(config: Mapping[str, Any]) -> list[str]:
@@ -60,6 +81,29 @@ def _secret_problems(config: Mapping[str, Any]) -> list[str]:
         )
     if short:
         problems.append(f"{', '.join(short)} must be at least {MIN_SECRET_LENGTH} characters long.")
+    by_value: dict[str, list[str]] = {}
+    for name in SECRET_SETTINGS:
+        if name not in missing:
+            by_value.setdefault(str(config[name]), []).append(name)
+    for names in by_value.values():
+        if len(names) > 1:
+            problems.append(
+                f"{' and '.join(names)} have the same value: give each its own, so that one "
+                "leaked or rotated key is not all of them."
+            )
+    return problems
+
+
+def _proxy_problems(config: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for entry in config.get("TRUSTED_PROXIES") or []:
+        try:
+            ipaddress.ip_network(str(entry).strip(), strict=False)
+        except ValueError:
+            problems.append(
+                f"TRUSTED_PROXIES: {entry!r} is not an address or CIDR range (every request "
+                "would fail to name its client)."
+            )
     return problems
 
 

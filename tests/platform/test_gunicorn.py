@@ -5,15 +5,18 @@ every other error, and echoes nothing of the request."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.serving import gunicorn_serving
+from tests.serving import free_port, gunicorn_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET_LOOKING = "LNK7M2Q9XT"
@@ -285,3 +288,37 @@ def test_the_json_access_log_names_route_client_and_request_without_secrets(tmp_
     unmatched = [line for line in lines if line["route"] is None]
     assert [(line["path"], line["status"]) for line in unmatched] == [("unmatched", 404)] * 2
     assert "nothing-here" not in access.read_text()
+
+
+def test_unsafe_production_settings_stop_the_server_with_one_refusal(tmp_path):
+    """The master refuses before any worker starts: each setting named once, no traceback,
+    and gunicorn's boot-failure status (3) rather than workers started again and again."""
+    same = "s" * 40
+    env = {
+        **os.environ,
+        "APP_ENV": "production",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'app.db'}",
+        "SECRET_KEY": same,
+        "JWT_SECRET_KEY": same,
+        "TRACKABLE_CODE_KEY": "t" * 40,
+        "WEBHOOK_SECRETS_KEY": "w" * 40,
+        "PUBLIC_BASE_URL": "https://notes.example.org",
+        "MAIL_BACKEND": "smtp",
+        "TRUSTED_PROXIES": "10.0.0.0/8,not-a-network",
+        "PORT": str(free_port()),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 3, output
+    assert output.count("Refusing to start in production") == 1, output
+    assert output.count("SECRET_KEY and JWT_SECRET_KEY have the same value") == 1, output
+    assert output.count("'not-a-network' is not an address") == 1, output
+    assert "Traceback" not in output
+    assert "Booting worker" not in output
