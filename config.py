@@ -177,6 +177,14 @@ class Config:
     # worker and instance counts each limit once. memory:// is per process (refused in
     # production).
     RATELIMIT_STORAGE_URI = env_str("RATELIMIT_STORAGE_URI", "database://")
+    # A Redis that accepts and never answers must not hold a worker: each call gives up
+    # after this long and the request answers 503 (app.platform.ratelimit_storage). Passed
+    # to the store's client (redis-py); the database and memory stores ignore it.
+    RATELIMIT_STORE_TIMEOUT_SECONDS = env_float("RATELIMIT_STORE_TIMEOUT_SECONDS", 1.0)
+    RATELIMIT_STORAGE_OPTIONS = {
+        "socket_connect_timeout": RATELIMIT_STORE_TIMEOUT_SECONDS,
+        "socket_timeout": RATELIMIT_STORE_TIMEOUT_SECONDS,
+    }
     RATELIMIT_HEADERS_ENABLED = True
     RATE_LIMIT_LOGIN = env_str("RATE_LIMIT_LOGIN", "20 per minute")
     RATE_LIMIT_REGISTER = env_str("RATE_LIMIT_REGISTER", "10 per hour")

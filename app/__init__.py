@@ -269,6 +269,7 @@ def register_errors(app: Flask) -> None:
     from app.errors import unexpected_error_response
     from app.extensions import db
     from app.platform.database import is_conflict, register_outage_answers
+    from app.platform.ratelimit_storage import register_store_outage_answer
     from app.platform.telemetry import reporting
     from app.services import compliance
 
@@ -284,6 +285,7 @@ def register_errors(app: Flask) -> None:
         return unexpected_error_response(track_unexpected(error))
 
     register_outage_answers(app, unexpected)
+    register_store_outage_answer(app)  # Redis holding the limits, away: 503 too
 
     # A deadlock (or serialization failure) ended the request's transaction so that a
     # concurrent one could go on: run the request again, once, from a clean session.

@@ -37,6 +37,7 @@ class Code(StrEnum):
     INTERNAL_ERROR = "internal_error"
     DATABASE_UNAVAILABLE = "database_unavailable"
     DATABASE_DEADLOCK = "database_deadlock"
+    RATE_LIMITS_UNAVAILABLE = "rate_limits_unavailable"
     REQUEST_TIMEOUT = "request_timeout"
     SERVICE_UNAVAILABLE = "service_unavailable"
     GATEWAY_TIMEOUT = "gateway_timeout"
@@ -206,6 +207,12 @@ ERROR_CODES: Mapping[str, ErrorCode] = _entries(
         Code.DATABASE_DEADLOCK,
         503,
         "The request collided with a concurrent one (a deadlock) and was not carried out; retry.",
+    ),
+    (
+        Code.RATE_LIMITS_UNAVAILABLE,
+        503,
+        "The store that counts the rate limits (Redis) cannot be reached; nothing was done, "
+        "retry after `Retry-After`.",
     ),
     # Answered by the reverse proxy of deploy/nginx, never by the app itself.
     (Code.REQUEST_TIMEOUT, 408, "The proxy did not receive the whole request in time."),

@@ -28,6 +28,7 @@ from app.platform.database import (
     note_failure,
     replica_report,
 )
+from app.platform.ratelimit_storage import STORE_RETRY_AFTER_SECONDS, store_answers
 
 probes = Blueprint("probes", __name__)
 
@@ -54,10 +55,12 @@ _warned_behind = [float("-inf")]
 
 @probes.get("/readyz")
 def readyz() -> Response:
-    """The process can serve: the database answers. Also the background work's backlog:
-    jobs due and waiting, how long the oldest has waited, dead jobs, and `behind` once
-    that wait passes JOBS_BACKLOG_ALERT_SECONDS (no worker runs, or too few). A backlog
-    does not make the web process unready: it reports, the operator's monitor alerts."""
+    """The process can serve: the database answers, and Redis when it holds the rate
+    limits (503 `rate_limits_unavailable` otherwise: every limited route would be). Also
+    the background work's backlog: jobs due and waiting, how long the oldest has waited,
+    dead jobs, and `behind` once that wait passes JOBS_BACKLOG_ALERT_SECONDS (no worker
+    runs, or too few). A backlog does not make the web process unready: it reports, the
+    operator's monitor alerts."""
     try:
         waiting = check_database(
             _session(), current_app.config, read=lambda: jobs.backlog(_session())
@@ -72,6 +75,17 @@ def readyz() -> Response:
             "The database is not reachable.",
             code=Code.DATABASE_UNAVAILABLE,
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+    # The app's limiter (Flask-Limiter keeps itself there; the platform imports no extension).
+    if not all(
+        store_answers(limiter.storage) for limiter in current_app.extensions.get("limiter", ())
+    ):
+        current_app.logger.warning("readiness check: the rate limits' store does not answer")
+        return problem(
+            503,
+            "The store of the rate limits (Redis) is not reachable.",
+            code=Code.RATE_LIMITS_UNAVAILABLE,
+            headers={"Retry-After": str(STORE_RETRY_AFTER_SECONDS)},
         )
     oldest = waiting.oldest_waiting_seconds
     behind = oldest is not None and oldest > float(current_app.config["JOBS_BACKLOG_ALERT_SECONDS"])

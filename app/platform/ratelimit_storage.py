@@ -12,12 +12,14 @@ import hashlib
 import time
 from typing import Any
 
-from flask import current_app
+from flask import Flask, Response, current_app
 from limits.storage import Storage
 from sqlalchemy import Engine, Table, case, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.error_codes import Code
+from app.errors import problem
 from app.models.ratelimit import RateLimitCounter
 
 SCHEME = "database"
@@ -114,3 +116,49 @@ class DatabaseStorage(Storage):
 
 
 __all__ = ["SCHEME", "DatabaseStorage"]
+
+
+# --- Redis away --------------------------------------------------------------------------
+
+STORE_RETRY_AFTER_SECONDS = 5
+
+
+def _redis_outage_errors() -> tuple[type[Exception], ...]:
+    try:
+        from redis import exceptions
+    except ImportError:  # the `redis` extra is not installed: no Redis to lose
+        return ()
+    return (exceptions.ConnectionError, exceptions.TimeoutError)
+
+
+def limits_unavailable(error: Exception | None = None) -> Response:
+    """503 with Retry-After: a limited request cannot be counted, so it is not served
+    (serving it uncounted would lift the sign-in and code-guessing limits while Redis is
+    away). Nothing was done; a ticket would only report the outage again."""
+    current_app.logger.warning("rate limits' store unreachable: %s", error)
+    return problem(
+        503,
+        "The rate limits cannot be counted right now; nothing was done. Try again shortly.",
+        code=Code.RATE_LIMITS_UNAVAILABLE,
+        headers={"Retry-After": str(STORE_RETRY_AFTER_SECONDS)},
+    )
+
+
+def register_store_outage_answer(app: Flask) -> None:
+    """A Redis that holds the limits and cannot be reached is a 503, not a 500. Only with
+    a Redis store: importing redis's client brings tracing's library with it."""
+    if not str(app.config.get("RATELIMIT_STORAGE_URI", "")).startswith("redis"):
+        return
+    for error in _redis_outage_errors():
+        app.register_error_handler(error, limits_unavailable)
+
+
+def store_answers(storage: Any) -> bool:
+    """Whether the limits' store answers (`limits`' public `check`); the database store is
+    the database's, which readiness checks on its own."""
+    if isinstance(storage, DatabaseStorage):
+        return True
+    try:
+        return bool(storage.check())
+    except Exception:  # any error of the store's client means "not answering"
+        return False

@@ -4,6 +4,7 @@ one count per limit and client for every worker and every instance of the servic
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import urllib.error
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.platform.ratelimit_storage import DatabaseStorage
-from tests.serving import gunicorn_serving
+from tests.serving import free_port, gunicorn_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 4
@@ -162,3 +163,45 @@ def test_a_long_email_on_a_limited_route_is_no_server_error(app, database_limits
     with database_limits_app.app_context():
         response = database_limits_app.test_client().post(path, json=body)
     assert response.status_code < 500, response.get_data(as_text=True)
+
+
+def _answer(port: int, path: str, body: bytes | None = None) -> tuple[int, dict, dict]:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}",
+        data=body,
+        headers={"Content-Type": "application/json"} if body is not None else {},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=20) as response:  # noqa: S310
+            return response.status, dict(response.headers), json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), json.loads(error.read())
+
+
+@pytest.mark.timed_processes  # an outage of a real server's dependency: CI runs it
+@pytest.mark.parametrize("away", ["refusing", "silent"])
+def test_a_redis_that_holds_the_limits_and_is_away_is_503_and_unready(app, database_url, away):
+    """RATELIMIT_STORAGE_URI names a Redis that refuses connections, or accepts them and
+    never answers: a limited request is 503 `rate_limits_unavailable` with Retry-After
+    (not a 500, not served uncounted, no worker held), readiness says so; liveness stays."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)  # accepts (the kernel does), never reads or answers
+    port_of_redis = silent.getsockname()[1] if away == "silent" else free_port()
+    settings = {
+        "DATABASE_URL": database_url,
+        "APP_ENV": "testing",
+        "RATELIMIT_STORAGE_URI": f"redis://127.0.0.1:{port_of_redis}/0",
+        "RATELIMIT_STORE_TIMEOUT_SECONDS": "0.5",
+        "ACCESS_LOG": "off",
+    }
+    with silent, gunicorn_serving(settings) as port:
+        body = json.dumps({"email": "nobody@example.com", "password": "x"}).encode()
+        status, headers, problem = _answer(port, "/api/auth/login", body)
+        assert status == 503, problem
+        assert problem["code"] == "rate_limits_unavailable"
+        assert problem["title"] == "Service Unavailable"
+        assert headers["Retry-After"] == "5"
+        status, headers, problem = _answer(port, "/readyz")
+        assert (status, problem["code"]) == (503, "rate_limits_unavailable")
+        assert _answer(port, "/healthz")[0] == 200
