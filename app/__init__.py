@@ -12,16 +12,19 @@ from flask import Flask
 from app.extensions import limiter
 from app.platform import fast
 from app.platform.application import ServiceApp
-from app.platform.startup_checks import InsecureConfiguration, check_production_settings
-from config import DEV_SECRET, SECRET_SETTINGS, Config, normalize_database_url
+from app.platform.startup_checks import (
+    InsecureConfiguration,
+    check_production_settings,
+    read_settings,
+)
+from config import DEV_SECRET, SECRET_SETTINGS, normalize_database_url
 
 __all__ = ["InsecureConfiguration", "create_app"]
 
 
 def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     app = ServiceApp(__name__, instance_relative_config=True)
-    app.config.from_object(Config)
-    app.config.from_pyfile("config.py", silent=True)  # instance/config.py, if present
+    read_settings(app.config)
     app.config.update(overrides or {})
     app.config["SQLALCHEMY_DATABASE_URI"] = normalize_database_url(
         app.config["SQLALCHEMY_DATABASE_URI"]

@@ -28,7 +28,7 @@ from app.platform.database import (
     note_failure,
     replica_report,
 )
-from app.platform.ratelimit_storage import STORE_RETRY_AFTER_SECONDS, store_answers
+from app.platform.ratelimit_storage import limits_unavailable, store_answers
 
 probes = Blueprint("probes", __name__)
 
@@ -80,13 +80,7 @@ def readyz() -> Response:
     if not all(
         store_answers(limiter.storage) for limiter in current_app.extensions.get("limiter", ())
     ):
-        current_app.logger.warning("readiness check: the rate limits' store does not answer")
-        return problem(
-            503,
-            "The store of the rate limits (Redis) is not reachable.",
-            code=Code.RATE_LIMITS_UNAVAILABLE,
-            headers={"Retry-After": str(STORE_RETRY_AFTER_SECONDS)},
-        )
+        return limits_unavailable()  # the answer every limited request gets meanwhile
     oldest = waiting.oldest_waiting_seconds
     behind = oldest is not None and oldest > float(current_app.config["JOBS_BACKLOG_ALERT_SECONDS"])
     if behind and time.monotonic() - _warned_behind[0] > BEHIND_WARNING_EVERY_SECONDS:

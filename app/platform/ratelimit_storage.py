@@ -135,7 +135,7 @@ def limits_unavailable(error: Exception | None = None) -> Response:
     """503 with Retry-After: a limited request cannot be counted, so it is not served
     (serving it uncounted would lift the sign-in and code-guessing limits while Redis is
     away). Nothing was done; a ticket would only report the outage again."""
-    current_app.logger.warning("rate limits' store unreachable: %s", error)
+    current_app.logger.warning("rate limits' store unreachable: %s", error or "no answer")
     return problem(
         503,
         "The rate limits cannot be counted right now; nothing was done. Try again shortly.",

@@ -42,17 +42,24 @@ def refusal_message(problems: list[str], env_name: str) -> str:
     return f"Refusing to start in {env_name}, until these settings are fixed:\n{listed}"
 
 
+def read_settings(settings: Any) -> None:
+    """What a start reads into its settings (a Flask `Config`): config.py's defaults and
+    the environment, then instance/config.py when present. The app factory and gunicorn's
+    master both read them so."""
+    from config import Config
+
+    settings.from_object(Config)
+    settings.from_pyfile("config.py", silent=True)  # instance/config.py, if present
+
+
 def environment_refusal(instance_path: str) -> str | None:
     """The refusal of the settings a start would read (config.py, then instance/config.py)
     as printed, or None: for a process that checks them before making the app (gunicorn's
     master, so that the refusal is printed once rather than by every worker)."""
     from flask import Config as Settings
 
-    from config import Config
-
     settings = Settings(instance_path)
-    settings.from_object(Config)
-    settings.from_pyfile("config.py", silent=True)
+    read_settings(settings)
     if settings["ENV_NAME"] in {"development", "testing"}:
         return None
     problems = production_problems(settings)
