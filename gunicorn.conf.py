@@ -18,18 +18,24 @@ if _metrics_bind:
 # Sync workers; errors gunicorn answers itself (414, 431, 400) come as problem+json too.
 worker_class = "app.platform.gunicorn_worker.ProblemJsonSyncWorker"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-# No preload_app: each worker makes the app after the fork, so the threads of tracing's
-# exporter and Sentry's transport (app.platform.telemetry) start in the worker itself.
+# The master makes the app once (preload_app) and each worker is a fork of it, ready to
+# answer at once: a reload (HUP) or a recycled worker leaves no gap. What must not cross
+# the fork (the database pools' connections, the threads of Sentry's transport and
+# tracing's exporter) is started or reset in each worker (app.platform.forking). A HUP
+# rereads this file but keeps the master's app: new code needs a restart (docs/operations.md).
+preload_app = True
+# No control socket (gunicornc): signals and systemd manage the server, and two instances
+# on one host would otherwise share the default path.
+control_socket_disable = True
 # Sync workers hold one request each; an outbound link check or image resize must finish
 # well inside this, and a stuck worker is recycled instead of holding the slot forever.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 20  # SIGTERM: finish in-flight requests, then exit
 # Each worker is replaced after about this many requests (a jitter apart, so they do not
 # all restart at once): whatever a long-lived process accumulates (a leak in a library,
-# fragmented memory) is bounded. A new worker makes the app, about 3 s of CPU, so every
-# 10,000 requests it added about 0.3 ms to each (more than a hello-world request costs;
-# bench/README.md, "The cost of a request (request_cost.py)"). GUNICORN_MAX_REQUESTS=0
-# keeps workers for good.
+# fragmented memory) is bounded. A new worker is a fork of the master's app (preload_app),
+# so a replacement costs milliseconds, not the app's making. GUNICORN_MAX_REQUESTS=0 keeps
+# workers for good.
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "100000"))
 max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "10000"))
 # ACCESS_LOG: `-` (stdout, the default), a file path, or `off` (benchmarks, or a proxy
@@ -53,11 +59,16 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 # A directory made by another process (a server that started this one) is not ours to
 # share: the marker names the process that made it.
 _OWN_METRICS_DIR = "LOCATION_NOTES_OWN_METRICS_DIR"
+MASTER = "LOCATION_NOTES_GUNICORN_MASTER"
 _configured = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
 _maker, _, _made = os.environ.get(_OWN_METRICS_DIR, "").partition(":")
 if not _configured or (_made == _configured and _maker != str(os.getpid())):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="location-notes-metrics-")
     os.environ[_OWN_METRICS_DIR] = f"{os.getpid()}:{os.environ['PROMETHEUS_MULTIPROC_DIR']}"
+
+# wsgi.py, imported by this process (the master) to preload the app, defers to each worker
+# what must not cross the fork (app.platform.forking).
+os.environ[MASTER] = str(os.getpid())
 
 
 def on_starting(server):
@@ -76,6 +87,20 @@ def on_starting(server):
     directory.mkdir(parents=True, exist_ok=True)
     for stale in directory.glob("*.db"):
         stale.unlink()
+
+
+def when_ready(server):
+    # Before the first workers: the master closes what making the app opened (the code key
+    # check's database connection), so no worker inherits a live connection.
+    from app.platform import forking
+
+    forking.before_forks()
+
+
+def post_fork(server, worker):
+    from app.platform import forking
+
+    forking.after_fork_in_worker()
 
 
 def child_exit(server, worker):

@@ -10,7 +10,7 @@ from typing import Any
 from flask import Flask
 
 from app.extensions import limiter
-from app.platform import fast
+from app.platform import fast, forking
 from app.platform.application import ServiceApp
 from app.platform.startup_checks import (
     InsecureConfiguration,
@@ -230,11 +230,22 @@ def register_extensions(app: Flask) -> None:
             ping_when_idle(db.engines[REPLICA_BIND], app.config["DATABASE_PING_AFTER_IDLE_SECONDS"])
             route_reads(app, db.engines[REPLICA_BIND])
         read_without_transactions(app, db.engine)  # after the replica's choice
+    forking.after_fork(
+        lambda: _release_pools(app, close=False), lambda: _release_pools(app, close=True)
+    )
     track_sync_changes()
     migrate.init_app(app, db, directory=str(Path(app.root_path).parent / "migrations"))
     jwt.init_app(app)
     register_jwt(app)
     init_limiter(app)
+
+
+def _release_pools(app: Flask, *, close: bool) -> None:
+    from app.extensions import db
+    from app.platform.database import release_pools
+
+    with app.app_context():
+        release_pools(db.engines.values(), close=close)
 
 
 def register_metrics(app: Flask) -> None:

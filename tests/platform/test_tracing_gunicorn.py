@@ -1,6 +1,6 @@
-"""Tracing under gunicorn, as production runs it: each sync worker makes the app after the
-fork, so its exporter's thread runs in the worker and spans reach the collector (here a
-small OTLP/HTTP receiver), named by route and without the codes the requests carried."""
+"""Tracing under gunicorn, as production runs it: the master makes the app and each sync
+worker starts its own exporter after the fork, so spans reach the collector (here a small
+OTLP/HTTP receiver), named by route and without the codes the requests carried."""
 
 from __future__ import annotations
 
@@ -77,11 +77,14 @@ def span_names(bodies: list[tuple[str, bytes]]) -> dict[str, set[str]]:
     return names
 
 
-def test_gunicorn_does_not_make_the_app_before_forking(monkeypatch):
-    """Tracing and error reporting start where the app is made: in each worker."""
+def test_gunicorn_makes_the_app_once_and_its_workers_fork_from_it(monkeypatch):
+    """The master preloads; tracing's exporter and error reporting start in each worker
+    (app.platform.forking; the test below sees the workers' spans arrive)."""
     monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
     settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
-    assert not settings.get("preload_app")
+    assert settings["preload_app"] is True
+    assert callable(settings["post_fork"])
+    assert callable(settings["when_ready"])
 
 
 def test_spans_reach_the_collector_from_gunicorns_workers(app, database_url, collector):

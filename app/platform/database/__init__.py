@@ -23,6 +23,7 @@ from app.platform.database.engine import (
     engine_options,
     measure_pool,
     ping_when_idle,
+    release_pools,
 )
 from app.platform.database.locks import (
     begin_immediate,
@@ -90,6 +91,7 @@ __all__ = [
     "primary_when",
     "read_engine",
     "register_outage_answers",
+    "release_pools",
     "replica_report",
     "savepoints_inside_transactions",
 ]

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import Table, event, exc, make_url
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.pool import Pool
+from sqlalchemy.pool import Pool, QueuePool
 
 from app.platform import metrics
 from app.platform.database.guard import (
@@ -119,6 +119,17 @@ def ping_when_idle(engine: Engine, idle_seconds: float) -> None:
 
 
 IN_USE = "metrics_in_use"  # on a pool entry's record_info: counted as checked out
+
+
+def release_pools(engines: Iterable[Engine], *, close: bool) -> None:
+    """Empty each engine's pool: closing its connections (the process that opened them), or
+    only forgetting them (a forked worker: the sockets are the master's, and closing them
+    here would end the master's sessions; app.platform.forking)."""
+    for engine in engines:
+        pool = engine.pool
+        if isinstance(pool, QueuePool) and not (pool.checkedin() or pool.checkedout()):
+            continue  # nothing held: no new pool (and no "Pool recreating" line)
+        engine.dispose(close=close)
 
 
 def measure_pool(engine: Engine) -> None:

@@ -20,6 +20,8 @@ from typing import Any
 
 from flask import Flask
 
+from app.platform import forking
+
 log = logging.getLogger(__name__)
 
 EXTENSION = "telemetry"
@@ -51,7 +53,9 @@ def start_telemetry(app: Flask) -> None:
     if app.config.get("SENTRY_DSN"):
         with _extra("sentry", "SENTRY_DSN", "sentry_sdk"):
             from app.platform.telemetry import error_reports
-        error_reports.start(app, transport=app.config.get("SENTRY_TRANSPORT"))
+        transport = app.config.get("SENTRY_TRANSPORT")
+        # Its transport's thread runs in the process that serves (app.platform.forking).
+        forking.in_each_process(lambda: error_reports.start(app, transport=transport))
         telemetry.reporters.append(error_reports.report)
         telemetry.stops.append(error_reports.stop)
     if tracing_wanted(app.config):

@@ -4,8 +4,8 @@
 Every span passes `ScrubbingSpanProcessor` before the exporter sees it: only the attributes
 listed here are kept, each string scrubbed. Trace context is taken from incoming requests but
 never sent out: outbound requests go to webhook receivers and linked sites, not ours.
-Instrumented when the app is made: under gunicorn that is in each worker, after the fork
-(gunicorn.conf.py does not preload the app), so each worker's exporter has its own thread.
+Instrumented when the app is made (under gunicorn, in the master that preloads it); the
+exporter and its thread start in each worker after the fork (app.platform.forking).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerPr
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import Link, SpanKind, Status
 
+from app.platform import forking
 from app.platform.telemetry.scrub import host_name, origin, scrub_text
 
 log = logging.getLogger(__name__)
@@ -107,21 +108,55 @@ class Tracing:
         self.provider.shutdown()
 
 
+class Deferred(SpanProcessor):
+    """Spans go to the processor given by `start`; before it, nowhere."""
+
+    def __init__(self) -> None:
+        self.inner: SpanProcessor | None = None
+
+    def start(self, inner: SpanProcessor) -> None:
+        self.inner = inner
+
+    def on_start(self, span: Any, parent_context: Context | None = None) -> None:
+        if self.inner is not None:
+            self.inner.on_start(span, parent_context)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.inner is not None:
+            self.inner.on_end(span)
+
+    def shutdown(self) -> None:
+        if self.inner is not None:
+            self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self.inner.force_flush(timeout_millis) if self.inner is not None else True
+
+
 # The app's tracer provider is passed to each instrumentation, not set as the global one.
 def start(app: Flask, exporter: SpanExporter | None = None) -> Tracing:
     """Instrument Flask, SQLAlchemy and requests for `app`, exporting to the OTLP/HTTP
     endpoint of the standard variables (OTEL_EXPORTER_OTLP_ENDPOINT, _HEADERS, ...), or to
     `exporter`. Call it before any engine is made and any before-request hook added: the
     request's span then covers every hook, a refusal by the rate limiter included."""
-    if exporter is None:
+    endpoint = _traces_endpoint(app.config)
+
+    def batches() -> BatchSpanProcessor:
+        if exporter is not None:
+            return BatchSpanProcessor(exporter)
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        exporter = OTLPSpanExporter(endpoint=_traces_endpoint(app.config))
+        return BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint))
+
     resource = Resource.create(
         {"service.name": SERVICE_NAME, "deployment.environment.name": app.config["ENV_NAME"]}
     )
     provider = TracerProvider(resource=resource)  # sampler: OTEL_TRACES_SAMPLER, default all
-    provider.add_span_processor(ScrubbingSpanProcessor(BatchSpanProcessor(exporter)))
+    # The exporter's thread starts in the process that serves (app.platform.forking): under
+    # gunicorn, in each worker after the fork; spans of the master's start are not kept.
+    exporting = Deferred()
+    provider.add_span_processor(ScrubbingSpanProcessor(exporting))
+    forking.in_each_process(lambda: exporting.start(batches()))
     FlaskInstrumentor.instrument_app(
         app,
         tracer_provider=provider,
