@@ -304,6 +304,9 @@ def start_nginx(rig: Rig) -> None:
     for name in ("logs", "body", "proxy", "cache"):
         (directory / name).mkdir()
     write_upstream(rig)
+    # The shipped site, its logs in the rig's directory instead of /var/log/nginx.
+    site = (ROOT / "deploy" / "nginx" / "app.conf").read_text()
+    (directory / "app.conf").write_text(site.replace("/var/log/nginx/", f"{directory}/logs/"))
     rig.nginx_port = free_port()
     user = "user root root;" if os.geteuid() == 0 else ""
     (directory / "nginx.conf").write_text(
@@ -318,10 +321,11 @@ http {{
     client_body_temp_path {directory}/body;
     proxy_temp_path {directory}/proxy;
     proxy_cache_path {directory}/cache keys_zone=location_notes_static:1m;
+    include {ROOT / "deploy" / "nginx" / "logging.conf"};
     include {directory}/upstream.conf;
     server {{
         listen 127.0.0.1:{rig.nginx_port};
-        include {ROOT / "deploy" / "nginx" / "app.conf"};
+        include {directory}/app.conf;
     }}
 }}
 """
