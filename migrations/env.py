@@ -15,6 +15,7 @@ config = context.config
 # Keep the application's loggers working when migrations run inside the app (tests).
 fileConfig(config.config_file_name, disable_existing_loggers=False)
 logger = logging.getLogger("alembic.env")
+LOCK_TIMEOUT = "5s"  # PostgreSQL: how long any statement of a migration waits for a lock
 
 
 def get_engine():
@@ -108,6 +109,10 @@ def run_migrations_online():
             # The app's statement timeout bounds a request (app.platform.database.engine_options);
             # a migration rewriting a large table may take longer, and must not be cut off.
             connection.exec_driver_sql("SET statement_timeout = 0")
+            # A migration waiting for a lock (a long request holding the table) would hold
+            # every request queued behind its own lock request: it gives up instead, and is
+            # run again (docs/operations.md, "Upgrading").
+            connection.exec_driver_sql(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
             connection.commit()
         # The search index's objects are not in the models (app/models/note_search.py):
         # autogenerate must not offer to drop them.

@@ -113,19 +113,24 @@ def test_notes_written_before_the_search_migration_are_found_after_it(empty_data
         db.engine.dispose()
 
 
-def test_migrations_are_not_cut_off_by_the_request_statement_timeout(empty_database_url, tmp_path):
+def test_migrations_run_without_the_statement_timeout_and_with_a_lock_timeout(
+    empty_database_url, tmp_path
+):
     # Requests get a statement timeout on PostgreSQL (app.platform.database.engine_options); a
     # migration rewriting a large table may take minutes and must run without it.
     if make_url(empty_database_url).get_backend_name() != "postgresql":
         pytest.skip("a statement timeout is PostgreSQL's")
     app = make_test_app(empty_database_url, tmp_path, DATABASE_STATEMENT_TIMEOUT_SECONDS=5)
     timeouts: list[str] = []
+    lock_timeouts: list[str] = []
 
     def record_timeout(connection, _cursor, statement, *_args):
         if statement.lstrip().upper().startswith("CREATE TABLE"):
             cursor = connection.connection.cursor()
             cursor.execute("SHOW statement_timeout")
             timeouts.append(cursor.fetchone()[0])
+            cursor.execute("SHOW lock_timeout")
+            lock_timeouts.append(cursor.fetchone()[0])
             cursor.close()
 
     with app.app_context():
@@ -140,3 +145,4 @@ def test_migrations_are_not_cut_off_by_the_request_statement_timeout(empty_datab
             db.engine.dispose()
     assert timeouts
     assert set(timeouts) == {"0"}
+    assert set(lock_timeouts) == {"5s"}  # ... but give up waiting for a lock
