@@ -80,8 +80,9 @@ def test_the_compose_stack_has_every_part():
     assert images["minio"].startswith("minio/")
     assert images["mail"].startswith("axllent/mailpit")
     assert images["nginx"].startswith("nginx:")
-    for name in ("app1", "app2", "app-uploads", "worker", "migrate"):
-        assert services[name]["build"]["dockerfile"] == "deploy/Dockerfile"
+    assert services["migrate"]["build"]["dockerfile"] == "deploy/Dockerfile"
+    for name in ("app1", "app2", "app-uploads", "worker"):
+        assert services[name]["image"] == services["migrate"]["image"]
     assert services["worker"]["command"] == ["flask", "--app", "wsgi", "worker"]
     assert services["migrate"]["command"] == ["flask", "--app", "wsgi", "db", "upgrade"]
 
