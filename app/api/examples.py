@@ -177,6 +177,7 @@ SYSTEM = {
             },
             "reportDuplicateWindowMinutes": 60,
         },
+        "serviceVersion": "0.2.0",
     },
     "BetaAndroid": {
         "displayVersion": "1.5.0-beta.2",

@@ -31,6 +31,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from app.platform.logs import ROUTE_KEY
+from app.platform.version import service_version
 
 # Read when prometheus_client is first imported, as prometheus_client itself does: the
 # mode of every metric below is fixed then.
@@ -125,6 +126,25 @@ JOBS_DEAD = Counter(
     ["kind"],
 )
 
+# --- the build (BuildInfoCollector, in every exposition) -------------------------------------
+
+
+class BuildInfoCollector:
+    """`location_notes_build_info{version="0.2.0"} 1`: the release of the process serving
+    the scrape, made at each scrape. Not a Gauge in PROMETHEUS_MULTIPROC_DIR: gunicorn's
+    master makes the app before it forks (and before it empties an operator's directory),
+    and a forked worker's values start again from its own file, so a value set when the app
+    is made would not be scraped. Made here it is one sample, however many workers."""
+
+    def collect(self) -> Iterator[Metric]:
+        info = GaugeMetricFamily(
+            "location_notes_build_info",
+            "The service's release (pyproject.toml's version) as a label; always 1.",
+            labels=["version"],
+        )
+        info.add_metric([service_version()], 1)
+        yield info
+
 
 def value(name: str, **labels: str) -> float:
     """This process's value of a sample (`jobs_dead_total`, with its labels), 0 before
@@ -206,13 +226,14 @@ class BacklogCollector:
 
 
 def exposition(*collectors: Any) -> bytes:
-    """The text a scrape reads: every process's metrics (added up under gunicorn), then
-    `collectors` (read once, here)."""
+    """The text a scrape reads: every process's metrics (added up under gunicorn), the
+    build info, then `collectors` (read once, here)."""
     registry = CollectorRegistry(auto_describe=False)
     if MULTIPROCESS_DIR:
         multiprocess.MultiProcessCollector(registry, path=MULTIPROCESS_DIR)
     else:
         registry.register(_Everything())  # type: ignore[arg-type]
+    registry.register(BuildInfoCollector())
     for collector in collectors:
         registry.register(collector)
     # A worker starting this instant has created its file and not yet written its header:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -30,6 +31,7 @@ from tests.uploads import upload
 TOKEN = "m" * 40
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "location-notes.json"
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 SECRET = "LN7QK4M2XT"
 PUBLIC = "LN-7QK4M2"
 
@@ -193,6 +195,15 @@ def test_a_backlog_the_database_does_not_give_leaves_the_rest_of_the_scrape(
     assert found[("jobs_backlog_up", frozenset())] == 0
     assert ("jobs_waiting", frozenset()) not in found
     assert any(name == "http_requests_total" for name, _ in found)
+
+
+def test_the_scrape_names_the_release_in_one_build_info_sample(api, token):
+    release = tomllib.loads(PYPROJECT.read_text())["project"]["version"]
+    text = scrape(api)
+    assert "# TYPE location_notes_build_info gauge" in text
+    assert f'location_notes_build_info{{version="{release}"}} 1.0' in text.splitlines()
+    found = [labels for name, labels in samples(text) if name == "location_notes_build_info"]
+    assert found == [frozenset({("version", release)})]
 
 
 # --- who may read them ----------------------------------------------------------------------

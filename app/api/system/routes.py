@@ -14,6 +14,7 @@ from app.api.system.schemas import (
 )
 from app.auth import current_viewer
 from app.extensions import client_ip
+from app.platform.version import service_version
 from app.services import system
 
 blp = Blueprint("system", __name__, url_prefix="/api/system", description="System metadata")
@@ -28,10 +29,13 @@ def get_status() -> dict:
     Experience mode and map source come from the signed-in user's saved preference, else
     the visitor cookie (`experience_mode`, `map_source`), else the default. A private,
     local or unresolved client IP forces `no_3rd_parties` and hosted map tiles.
+    `serviceVersion` names the release answering.
     """
-    return system.resolve_status(
+    answer = system.resolve_status(
         current_viewer(), cookies=request.cookies, client_ip=client_ip(), config=current_app.config
     )
+    # The release is the platform's to know, not a rule of the System area.
+    return {**answer, "service_version": service_version()}
 
 
 @blp.route("/beta-android", methods=["GET"])

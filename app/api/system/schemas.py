@@ -190,6 +190,13 @@ class StatusSchema(Schema):
         metadata={"example": "/maps/tiles/{z}/{x}/{y}.png"}
     )
     limits = fields.Nested(LimitsSchema)
+    service_version = fields.String(
+        metadata={
+            "description": "The release of the service answering (semantic versioning, as "
+            "its pyproject.toml says); `unknown` when the installation does not say.",
+            "example": "0.2.0",
+        }
+    )
 
 
 class BetaAndroidSchema(Schema):

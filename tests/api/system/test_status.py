@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
+
 import pytest
 
 from app.extensions import db
@@ -32,8 +35,10 @@ STATUS_FIELDS = {
     "hostedMapsForcedByPrivacy",
     "hostedMapTileUrlTemplate",
     "limits",
+    "serviceVersion",
 }
 PUBLIC_IP = "8.8.8.8"
+PYPROJECT = Path(__file__).resolve().parents[3] / "pyproject.toml"
 
 
 def status(api, ip=PUBLIC_IP, **kwargs):
@@ -71,6 +76,19 @@ def test_status_publishes_limits(api):
     assert limits["accountExports"] == {"attempts": 3, "windowMinutes": 1440}
     assert limits["maxFormParts"] == 1000
     assert limits["maxFormFieldBytes"] == 500_000
+
+
+def test_status_names_the_release_of_pyproject(api):
+    release = tomllib.loads(PYPROJECT.read_text())["project"]["version"]
+    assert status(api)["serviceVersion"] == release
+
+
+def test_the_document_describes_the_service_version_in_the_status(api):
+    schemas = api.get("/api/openapi.json").get_json()["components"]["schemas"]
+    field = schemas["Status"]["properties"]["serviceVersion"]
+    assert field["type"] == "string"
+    assert field["description"]
+    assert field["example"] == "0.2.0"
 
 
 def test_public_ip_keeps_requested_mode_and_third_party_maps(api):
