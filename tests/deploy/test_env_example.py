@@ -1,28 +1,12 @@
 """`.env.example` shows the code's own defaults, and deploy/compose.yaml pulls only pinned
 images and builds the app's image once.
 
-How `.env.example` is read here:
-
-- An uncommented `NAME=value` line is a value the operator sets (the REQUIRED ones, and
-  production choices such as `LOG_FORMAT=json`), never a default: not checked here.
-- A commented `# NAME=value` line shows NAME's default. The check is by behaviour, not by
-  reading the source: config.py and gunicorn.conf.py are each loaded (runpy) once with none
-  of their settings in the environment and once with only NAME=value, and every setting
-  they make must come out the same. An empty value means "unset", so `# NAME=` claims that
-  the code's default is empty too.
-- Two kinds of commented line show something else, each named below so that adding one is a
-  choice and not an accident:
-  EXAMPLES are settings that are unset (off) by default, or read by a library and not by
-  our code, whose line shows what a value looks like; the file says so in the comment above
-  them, and one our code reads must be off when empty.
-  A line with an empty value and the note `# default under instance/` names a default
-  the file cannot spell (a path under the checkout); the setting must be such a path.
-- TRACKABLE_ACCESS_COOKIE_SECURE is unset in config.py and decided by the app from APP_ENV:
-  the file is for production, so its line is checked against what the app makes of it there.
-
-Both files change the process's environment as they load (gunicorn.conf.py sets
-PROMETHEUS_MULTIPROC_DIR and its markers): each load runs inside `monkeypatch.context()`,
-which puts the environment back as it was.
+An uncommented `NAME=value` is the operator's to set and is not checked. A commented
+`# NAME=value` claims NAME's default: config.py and gunicorn.conf.py are loaded (runpy) with
+none of their settings and with only NAME=value, and every setting must come out the same
+(an empty value means unset). EXAMPLES and `# default under instance/` lines are the named
+exceptions; TRACKABLE_ACCESS_COOKIE_SECURE is judged as the app decides it in production.
+Each load runs inside `monkeypatch.context()`, so the environment is put back.
 """
 
 from __future__ import annotations
