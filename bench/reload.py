@@ -43,7 +43,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from topology import Rig, free_port, start_nginx
+from topology import Rig, free_port, rolling_restart, start_nginx
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -201,70 +201,34 @@ def hup_path(rig: Rig, connections: int, seconds: float) -> dict[str, object]:
 
 
 def rolling_path(rig: Rig, connections: int, seconds: float) -> dict[str, object]:
-    """deploy/rolling-restart over two instances behind nginx; its RESTART is served by a
-    thread here (a request file in, a done file out) standing in for systemctl."""
+    """deploy/rolling-restart over two instances behind nginx (topology.rolling_restart),
+    each restart played as systemd plays it for the unit."""
     rig.app_ports = [free_port(), free_port()]
     rig.uploads_port = free_port()  # no uploads instance: upload POSTs would use the app's
     instances = {f"location-notes-web@{port}": Instance(rig, port) for port in rig.app_ports}
     for instance in instances.values():
         instance.start()
     start_nginx(rig)
-    requests_dir = rig.work / "restart-requests"
-    requests_dir.mkdir(exist_ok=True)
-    stop = threading.Event()
     ready_seconds: list[float] = []
 
-    def systemd() -> None:
-        while not stop.is_set():
-            for request in requests_dir.glob("*.request"):
-                unit = request.stem
-                instances[unit].stop()
-                ready_seconds.append(instances[unit].start())
-                request.unlink()
-                (requests_dir / f"{unit}.done").touch()
-            time.sleep(0.05)
-
-    threading.Thread(target=systemd, daemon=True).start()
-    nginx = rig.processes["nginx"]
-    restart = (
-        f"{shlex.quote(sys.executable)} {shlex.quote(__file__)} --restart-request {requests_dir}"
-    )
-    environment = {
-        **os.environ,
-        "UPSTREAM": str(rig.work / "nginx" / "upstream.conf"),
-        "RESTART": restart,
-        "RELOAD_NGINX": f"kill -HUP {nginx.pid}",
-        "UPLOADS_ENV": "/nonexistent",
-    }
-    script = [str(ROOT / "deploy" / "rolling-restart"), *map(str, rig.app_ports)]
+    def restart(unit: str) -> None:
+        instances[unit].stop()
+        ready_seconds.append(instances[unit].start())
 
     def roll() -> None:
-        subprocess.run(script, env=environment, check=True, cwd=ROOT)
+        rolling_restart(rig, rig.app_ports, restart)
 
     try:
         result = under_load(rig.proxy, connections, seconds, roll)
         result["ready after start s"] = [round(value, 2) for value in ready_seconds]
         return result
     finally:
-        stop.set()
         for instance in instances.values():
             instance.stop()
         rig.stop()
 
 
-def restart_request(directory: Path, unit: str) -> None:
-    """What RESTART runs: ask the bench's stand-in for systemd, wait until it is done."""
-    (directory / f"{unit}.request").touch()
-    done = directory / f"{unit}.done"
-    while not done.exists():
-        time.sleep(0.05)
-    done.unlink()
-
-
 def main() -> None:
-    if len(sys.argv) == 4 and sys.argv[1] == "--restart-request":
-        restart_request(Path(sys.argv[2]), sys.argv[3])
-        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--connections", type=int, nargs="+", default=[8, 32])
     parser.add_argument("--runs", type=int, default=2)

@@ -343,11 +343,6 @@ http {{
     wait_for(lambda: listening(rig.nginx_port), "nginx")
 
 
-def reload_nginx(rig: Rig) -> None:
-    rig.processes["nginx"].send_signal(signal.SIGHUP)
-    time.sleep(1.0)  # new workers take over; the old ones finish their requests
-
-
 def start(args: argparse.Namespace) -> Rig:
     work = Path(tempfile.mkdtemp(prefix="topology-"))
     work.chmod(0o755)
@@ -589,17 +584,55 @@ class Load:
                 self.outcomes[outcome] += 1
 
 
-def rolling_restart(rig: Rig, index: int) -> None:
-    """Drain the instance at nginx, stop it (in-flight requests finish), start it again,
-    and put it back."""
-    write_upstream(rig, down=index)
-    reload_nginx(rig)
+def rolling_restart(rig: Rig, ports: list[int], restart: Callable[[str], None]) -> None:
+    """deploy/rolling-restart over `ports`, as an operator runs it, against the rig's nginx;
+    systemctl's part is played here: `restart(unit)` stops the unit's instance and returns
+    once the new one is ready, while the script waits on a file (RESTART)."""
+    requests_dir = rig.work / "restarts"
+    requests_dir.mkdir(exist_ok=True)
+    stop = threading.Event()
+
+    def systemctl() -> None:
+        while not stop.is_set():
+            for request in requests_dir.glob("*.request"):
+                restart(request.stem)
+                request.unlink()
+                (requests_dir / f"{request.stem}.done").touch()
+            time.sleep(0.05)
+
+    waiter = threading.Thread(target=systemctl, daemon=True)
+    waiter.start()
+    ask = (
+        f'f() {{ touch "{requests_dir}/$1.request"; until [ -e "{requests_dir}/$1.done" ]; '
+        f'do sleep 0.05; done; rm "{requests_dir}/$1.done"; }}; f'
+    )
+    environment = {
+        **os.environ,
+        "UPSTREAM": str(rig.work / "nginx" / "upstream.conf"),
+        "RESTART": ask,
+        "RELOAD_NGINX": f"kill -HUP {rig.processes['nginx'].pid}",
+        "UPLOADS_ENV": str(rig.work / "no-uploads.env"),
+    }
+    try:
+        subprocess.run(
+            [str(ROOT / "deploy" / "rolling-restart"), *map(str, ports)],
+            env=environment,
+            check=True,
+            cwd=ROOT,
+        )
+    finally:
+        stop.set()
+        waiter.join()
+
+
+def restart_app_instance(rig: Rig, unit: str) -> None:
+    """`systemctl restart location-notes-web@PORT` for the rig: TERM (in-flight requests
+    finish), then the instance started again."""
+    index = rig.app_ports.index(int(unit.rpartition("@")[2]))
     process = rig.processes[f"app{index + 1}"]
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=60)
     start_instance(rig, index)
-    write_upstream(rig)
-    reload_nginx(rig)
 
 
 def a_note(rig: Rig, token: str) -> str:
@@ -621,9 +654,8 @@ def check_rolling_restart(rig: Rig, connections: int, seconds: float) -> bool:
     for thread in threads:
         thread.start()
     time.sleep(seconds / 3)
-    for index in range(2):
-        rolling_restart(rig, index)
-        time.sleep(seconds / 3)
+    rolling_restart(rig, rig.app_ports, lambda unit: restart_app_instance(rig, unit))
+    time.sleep(seconds / 3)
     load.stop.set()
     for thread in threads:
         thread.join()
