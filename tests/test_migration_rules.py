@@ -15,7 +15,7 @@ from alembic.config import Config as AlembicConfig
 from alembic.script import ScriptDirectory
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
-PREVIOUS_RELEASE_HEAD = "c4f1a9e07b3d"  # 0.1.0's last migration (CHANGELOG.md)
+PREVIOUS_RELEASE_HEAD = "c41e7a2d9b86"  # 0.1.0's last migration (CHANGELOG.md)
 
 
 def since_previous_release() -> list[Path]:
