@@ -71,6 +71,10 @@ class Config:
     # The code keys this one replaced, oldest first (comma-separated): kept for the codes
     # stored under them (`flask trackables rotate-code-key`, app.services.trackables).
     TRACKABLE_CODE_KEYS_PREVIOUS = env_list("TRACKABLE_CODE_KEYS_PREVIOUS")
+    # Signing keys JWT_SECRET_KEY replaced (comma-separated): access tokens they signed
+    # are still accepted (each token names its key by a fingerprint, app.auth); keep them
+    # one ACCESS_TOKEN_SECONDS after the change, then remove them.
+    JWT_SECRET_KEYS_PREVIOUS = env_list("JWT_SECRET_KEYS_PREVIOUS")
     # Development only: where keys left unset are made on first start (app.platform.devkeys).
     DEV_KEYS_FILE = Path(env_str("DEV_KEYS_FILE", str(INSTANCE_DIR / "dev-keys.json")))
     # Base of scan URLs and mail links. Required in production (https, a public host);

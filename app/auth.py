@@ -7,12 +7,13 @@ machine"), stops working at the next request.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
-from flask import Flask, Response, g, has_request_context, request
+from flask import Flask, Response, current_app, g, has_request_context, request
 from flask_jwt_extended import create_access_token, verify_jwt_in_request
 from flask_jwt_extended.exceptions import NoAuthorizationError
 from sqlalchemy import event, select
@@ -143,9 +144,29 @@ def current_viewer() -> Viewer:
 
 
 def issue_access_token(user: User) -> str:
+    """Signed with JWT_SECRET_KEY, whose fingerprint the header names (`kid`), so that a
+    rotation can still verify tokens signed before it (`signing_key_for`)."""
     return create_access_token(
-        identity=str(user.id), additional_claims={"stamp": user.security_stamp}
+        identity=str(user.id),
+        additional_claims={"stamp": user.security_stamp},
+        additional_headers={"kid": key_id(current_app.config["JWT_SECRET_KEY"])},
     )
+
+
+def key_id(key: str) -> str:
+    """A signing key's public name: a fingerprint that reveals nothing of the key."""
+    return hashlib.sha256(b"location-notes jwt key id\0" + key.encode()).hexdigest()[:16]
+
+
+def signing_key_for(header: Mapping[str, Any]) -> str:
+    """The key that verifies a token: the one its `kid` names among JWT_SECRET_KEY and
+    JWT_SECRET_KEYS_PREVIOUS; the current key when it names none (its signature then
+    decides: a key no longer listed verifies nothing)."""
+    current = current_app.config["JWT_SECRET_KEY"]
+    for key in (current, *current_app.config.get("JWT_SECRET_KEYS_PREVIOUS", ())):
+        if header.get("kid") == key_id(key):
+            return str(key)
+    return str(current)
 
 
 def _bearer_problem(detail: str, *, code: Code, error: str = "invalid_token") -> Response:
@@ -297,6 +318,10 @@ def register_jwt(app: Flask) -> None:
         # scripts): start every request without the previous request's caller.
         for name in (*REQUEST_CACHE, EXCLUSIVE_ACCOUNT):
             g.pop(name, None)
+
+    @jwt.decode_key_loader
+    def verifying_key(header: dict[str, Any], payload: dict[str, Any]) -> str:
+        return signing_key_for(header)
 
     @jwt.token_in_blocklist_loader
     def token_revoked(header: dict[str, Any], payload: dict[str, Any]) -> bool:

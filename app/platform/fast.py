@@ -18,7 +18,7 @@ from importlib import metadata
 from typing import Any
 
 import flask_jwt_extended.view_decorators as jwt_views
-from flask import Flask
+from flask import Flask, current_app
 from flask_jwt_extended import JWTManager
 from flask_jwt_extended.config import config as jwt_config
 
@@ -186,7 +186,7 @@ class JWTDecodeCache(JWTManager):
     A client sends the same access token with every request until it expires, and
     verifying one took as long as the rest of an authenticated read (PyJWT parses the
     token three times: claims, header, then with the signature). A token verified once
-    with this key decodes to the same claims until it expires, so its claims are kept,
+    with these keys decodes to the same claims until it expires, so its claims are kept,
     per process, until then; an expired one is decoded again and refused as before.
     Its header, which flask-jwt-extended parses again after each decode (PyJWT's
     unverified header read: base64 and JSON, with a check of every character), is kept
@@ -208,7 +208,9 @@ class JWTDecodeCache(JWTManager):
     ) -> dict:
         if not on("jwt_decode_cache"):
             return super()._decode_jwt_from_config(encoded_token, csrf_value, allow_expired)
-        key = (encoded_token, csrf_value, allow_expired, jwt_config.decode_key)
+        # Every key that could verify it: the current one and those it replaced (app.auth).
+        previous = tuple(current_app.config.get("JWT_SECRET_KEYS_PREVIOUS", ()))
+        key = (encoded_token, csrf_value, allow_expired, jwt_config.decode_key, previous)
         found = self._verified.get(key)
         if found is not None and (allow_expired or time.time() < found[0]):
             return dict(found[1])
