@@ -65,9 +65,12 @@ class Config:
     JWT_SECRET_KEY = env_str("JWT_SECRET_KEY", DEV_SECRET)
     TRACKABLE_CODE_KEY = env_str("TRACKABLE_CODE_KEY", DEV_SECRET)
     # Encrypts webhook signing secrets at rest (services.webhooks.signing); a key of its
-    # own, so a leaked SECRET_KEY does not also reveal them. Changing it makes the stored
-    # secrets unreadable: rotate every subscription's secret afterwards.
+    # own, so a leaked SECRET_KEY does not also reveal them. A start whose key cannot open
+    # the stored secrets is refused; to change it, see WEBHOOK_SECRETS_KEYS_PREVIOUS.
     WEBHOOK_SECRETS_KEY = env_str("WEBHOOK_SECRETS_KEY", DEV_SECRET)
+    # Keys WEBHOOK_SECRETS_KEY replaced (comma-separated): they still open the secrets they
+    # sealed until `flask webhooks rotate-secrets-key` has sealed them anew.
+    WEBHOOK_SECRETS_KEYS_PREVIOUS = env_list("WEBHOOK_SECRETS_KEYS_PREVIOUS")
     # The code keys this one replaced, oldest first (comma-separated): kept for the codes
     # stored under them (`flask trackables rotate-code-key`, app.services.trackables).
     TRACKABLE_CODE_KEYS_PREVIOUS = env_list("TRACKABLE_CODE_KEYS_PREVIOUS")

@@ -48,6 +48,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         register_web,
         register_security_headers,
         check_code_keys,
+        check_webhook_secrets_key,
     ):
         register(app)
     fast.drop_limiter_hook(app, limiter)  # once every blueprint (and its limits) is in
@@ -80,6 +81,29 @@ def check_code_keys(app: Flask) -> None:
             logging.getLogger(__name__).warning(
                 "the code keys were not checked: the database is not reachable"
             )
+        finally:
+            db.session.remove()
+
+
+def check_webhook_secrets_key(app: Flask) -> None:
+    """Refuse to start with a WEBHOOK_SECRETS_KEY that cannot open the stored signing
+    secrets (every delivery would fail). Skipped as `check_code_keys` is."""
+    if app.config["ENV_NAME"] == "testing":
+        return
+    from sqlalchemy.exc import DBAPIError
+
+    from app.extensions import db
+    from app.platform.database import is_outage
+    from app.services import webhooks
+
+    with app.app_context():
+        try:
+            webhooks.check_secrets_key(app.config)
+        except webhooks.SecretsKeyMismatch as error:
+            raise InsecureConfiguration(str(error)) from None
+        except DBAPIError as error:
+            if not is_outage(error):
+                raise
         finally:
             db.session.remove()
 

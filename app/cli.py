@@ -1,6 +1,7 @@
 """Command-line tools: `flask users grant-superadmin EMAIL`, `flask seed demo`,
 `flask reports list`, `flask reports resolve ID TEXT`, `flask images sweep [--dry-run]`,
-`flask worker [--once]` (runs background jobs)."""
+`flask worker [--once]` (runs background jobs), `flask trackables rotate-code-key`,
+`flask webhooks rotate-secrets-key`."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ reports_cli = AppGroup("reports", help="Review content reports and support ticke
 
 images_cli = AppGroup("images", help="Maintain stored image files.")
 trackables_cli = AppGroup("trackables", help="Maintain trackable codes.")
+webhooks_cli = AppGroup("webhooks", help="Maintain webhook signing secrets.")
 
 
 @users_cli.command("grant-superadmin")
@@ -149,6 +151,42 @@ def rotate_code_key(batch_size: int) -> None:
     click.echo(f"done: {trackables.unwrapped(settings)} left under older keys")
 
 
+@webhooks_cli.command("rotate-secrets-key")
+@click.option(
+    "--batch-size", type=click.IntRange(min=1), default=500, show_default=True,
+    help="Subscriptions re-sealed per transaction.",
+)  # fmt: skip
+def rotate_secrets_key(batch_size: int) -> None:
+    """Seal every stored webhook signing secret anew under WEBHOOK_SECRETS_KEY.
+
+    Start with the new key in WEBHOOK_SECRETS_KEY and the old ones in
+    WEBHOOK_SECRETS_KEYS_PREVIOUS, in this command and in the serving app; deliveries keep
+    their signatures throughout, and the command may be stopped and run again. Then the
+    old keys can go.
+    """
+    from flask import current_app
+
+    from app.services import webhooks
+
+    config = current_app.config
+    if not config.get("WEBHOOK_SECRETS_KEYS_PREVIOUS"):
+        raise click.ClickException(
+            "No previous key is configured: put the old key in WEBHOOK_SECRETS_KEYS_PREVIOUS "
+            "and the new one in WEBHOOK_SECRETS_KEY."
+        )
+    left = webhooks.sealed_under_older_keys(config)
+    click.echo(f"{left} secret{'' if left == 1 else 's'} to seal under the new key")
+    done, after = 0, None
+    while True:
+        changed, after = webhooks.reseal_batch(config, batch_size, after)
+        db.session.commit()
+        done += changed
+        click.echo(f"sealed {done} of {left}")
+        if after is None:
+            break
+    click.echo(f"done: {webhooks.sealed_under_older_keys(config)} left under older keys")
+
+
 @click.command("worker")
 @click.option("--once", is_flag=True, help="Run the jobs due now, then exit.")
 @click.option(
@@ -195,4 +233,5 @@ def register_cli(app: Flask) -> None:
 
     app.cli.add_command(images_cli)
     app.cli.add_command(trackables_cli)
+    app.cli.add_command(webhooks_cli)
     app.cli.add_command(worker)

@@ -13,6 +13,12 @@ from app.services.webhooks.delivery import (
     remove_old_deliveries,
     send_test,
 )
+from app.services.webhooks.secrets_key import (
+    SecretsKeyMismatch,
+    check_secrets_key,
+    reseal_batch,
+    sealed_under_older_keys,
+)
 from app.services.webhooks.subscriptions import (
     WebhookView,
     create_webhook,
@@ -28,7 +34,9 @@ from app.services.webhooks.subscriptions import (
 __all__ = [
     "JOB_KINDS",
     "TEST_EVENT",
+    "SecretsKeyMismatch",
     "WebhookView",
+    "check_secrets_key",
     "create_webhook",
     "delete_account_webhooks",
     "delete_webhook",
@@ -40,7 +48,9 @@ __all__ = [
     "redeliver",
     "remove_old_deliveries",
     "remove_team_webhooks",
+    "reseal_batch",
     "rotate_secret",
+    "sealed_under_older_keys",
     "send_test",
     "update_webhook",
 ]

@@ -6,7 +6,8 @@ with the secret's decoded bytes. While a rotation runs, each secret signs and th
 carries both signatures, separated by a space.
 
 Secrets are stored encrypted (Fernet: AES-CBC with an HMAC) under a key derived from the
-setting WEBHOOK_SECRETS_KEY alone, so neither the database nor SECRET_KEY reveals them.
+setting WEBHOOK_SECRETS_KEY alone, so neither the database nor SECRET_KEY reveals them; the
+keys it replaced (WEBHOOK_SECRETS_KEYS_PREVIOUS) still open what they sealed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cryptography.fernet import Fernet
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the specification's prefix, not a secret
 SECRET_BYTES = 32
@@ -28,10 +29,36 @@ def new_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode("ascii")
 
 
-def _fernet(config: Mapping[str, Any]) -> Fernet:
+def _key(setting: str) -> Fernet:
     # Any long random text is a valid setting: the Fernet key is its SHA-256, labelled.
-    digest = hashlib.sha256(b"webhook-secrets:" + str(config["WEBHOOK_SECRETS_KEY"]).encode())
+    digest = hashlib.sha256(b"webhook-secrets:" + setting.encode())
     return Fernet(base64.urlsafe_b64encode(digest.digest()))
+
+
+def _fernet(config: Mapping[str, Any]) -> MultiFernet:
+    """Seals under WEBHOOK_SECRETS_KEY; unseals under it or any WEBHOOK_SECRETS_KEYS_PREVIOUS
+    (a rotation: `flask webhooks rotate-secrets-key` then seals every secret anew)."""
+    settings = [config["WEBHOOK_SECRETS_KEY"], *config.get("WEBHOOK_SECRETS_KEYS_PREVIOUS", ())]
+    return MultiFernet([_key(str(setting)) for setting in settings])
+
+
+def key_fingerprint(setting: str) -> str:
+    """A key's public name in messages: reveals nothing of the key."""
+    return hashlib.sha256(b"webhook-secrets key id:" + setting.encode()).hexdigest()[:12]
+
+
+def sealed_under_current(sealed: str, config: Mapping[str, Any]) -> bool:
+    """Whether the current key alone opens `sealed` (nothing left to re-seal)."""
+    try:
+        _key(str(config["WEBHOOK_SECRETS_KEY"])).decrypt(sealed.encode("ascii"))
+    except InvalidToken:
+        return False
+    return True
+
+
+def reseal(sealed: str, config: Mapping[str, Any]) -> str:
+    """`sealed` under the current key (opened with any configured one; InvalidToken if none)."""
+    return _fernet(config).rotate(sealed.encode("ascii")).decode("ascii")
 
 
 def seal(secret: str, config: Mapping[str, Any]) -> str:
