@@ -85,6 +85,8 @@ class Config:
     PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "")
     # A test rig on one machine: production with an http or local PUBLIC_BASE_URL.
     PUBLIC_BASE_URL_ALLOW_LOCAL = env_bool("PUBLIC_BASE_URL_ALLOW_LOCAL", False)
+    # Production on SQLite, for a test rig on one machine only (app.platform.startup_checks).
+    DATABASE_ALLOW_SQLITE = env_bool("DATABASE_ALLOW_SQLITE", False)
 
     # Database
     SQLALCHEMY_DATABASE_URI = database_url()

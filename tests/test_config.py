@@ -12,6 +12,7 @@ from flask_jwt_extended import create_access_token
 
 from app import InsecureConfiguration, create_app
 from app.platform.devkeys import development_keys
+from app.platform.startup_checks import production_problems
 from config import DEV_SECRET, SECRET_SETTINGS, normalize_database_url
 
 STRONG = "x" * 40
@@ -33,6 +34,7 @@ def test_production_refuses_short_secrets():
 PRODUCTION = {
     "ENV_NAME": "production",
     "SQLALCHEMY_DATABASE_URI": "sqlite://",
+    "DATABASE_ALLOW_SQLITE": True,  # the test rig's override: no PostgreSQL server needed
     "SECRET_KEY": STRONG,
     "JWT_SECRET_KEY": STRONG + "j",
     "TRACKABLE_CODE_KEY": STRONG + "t",
@@ -40,6 +42,19 @@ PRODUCTION = {
     "PUBLIC_BASE_URL": "https://notes.example.org",
     "MAIL_BACKEND": "smtp",
 }
+
+
+def test_production_refuses_sqlite_unless_a_test_rig_says_so():
+    with pytest.raises(InsecureConfiguration) as error:
+        create_app(PRODUCTION | {"DATABASE_ALLOW_SQLITE": False})
+    assert "DATABASE_URL names SQLite" in str(error.value)
+    assert str(error.value).count("\n- ") == 1  # that line alone
+    postgres = "postgresql://app@db.internal:5432/notes"
+    assert "SQLite" not in "\n".join(
+        production_problems(
+            PRODUCTION | {"DATABASE_ALLOW_SQLITE": False, "SQLALCHEMY_DATABASE_URI": postgres}
+        )
+    )
 
 
 def test_production_starts_with_safe_settings():

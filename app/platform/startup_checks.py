@@ -27,6 +27,7 @@ def production_problems(config: Mapping[str, Any]) -> list[str]:
     """Every unsafe setting of a production start, one sentence each (empty: safe)."""
     return [
         *_secret_problems(config),
+        *_database_problems(config),
         *_proxy_problems(config),
         *_base_url_problems(config),
         *_mail_problems(config),
@@ -99,6 +100,17 @@ def _secret_problems(config: Mapping[str, Any]) -> list[str]:
                 "leaked or rotated key is not all of them."
             )
     return problems
+
+
+def _database_problems(config: Mapping[str, Any]) -> list[str]:
+    url = str(config.get("SQLALCHEMY_DATABASE_URI") or "")
+    if not url.startswith("sqlite") or config.get("DATABASE_ALLOW_SQLITE"):
+        return []
+    return [
+        "DATABASE_URL names SQLite, one file on one machine: no second instance, replica or "
+        "backup while it serves; set DATABASE_URL=postgresql://... "
+        "(DATABASE_ALLOW_SQLITE=true for a test rig on one machine)."
+    ]
 
 
 def _proxy_problems(config: Mapping[str, Any]) -> list[str]:

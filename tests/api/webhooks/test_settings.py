@@ -11,6 +11,7 @@ STRONG = "x" * 40
 PRODUCTION = {
     "ENV_NAME": "production",
     "SQLALCHEMY_DATABASE_URI": "sqlite://",
+    "DATABASE_ALLOW_SQLITE": True,  # the test rig's override: no PostgreSQL server needed
     "SECRET_KEY": STRONG,
     "JWT_SECRET_KEY": STRONG + "j",
     "TRACKABLE_CODE_KEY": STRONG + "t",
