@@ -1,10 +1,12 @@
 import logging
+import sys
 from logging.config import fileConfig
 
 from alembic import context
 from flask import current_app
 
 from app.models.note_search import compared_with_models
+from app.platform.logs import JsonFormatter
 
 # this is the Alembic Config object, which provides
 # access to the values within the .ini file in use.
@@ -13,7 +15,14 @@ config = context.config
 # Interpret the config file for Python logging.
 # This line sets up loggers basically.
 # Keep the application's loggers working when migrations run inside the app (tests).
-fileConfig(config.config_file_name, disable_existing_loggers=False)
+if current_app.config.get("LOG_FORMAT") == "json":
+    # The same JSON lines as the app's and gunicorn's (app.platform.logs), on stderr.
+    _json = logging.StreamHandler(sys.stderr)
+    _json.setFormatter(JsonFormatter())
+    logging.getLogger("alembic").handlers = [_json]
+    logging.getLogger("alembic").setLevel(logging.INFO)
+else:
+    fileConfig(config.config_file_name, disable_existing_loggers=False)
 logger = logging.getLogger("alembic.env")
 LOCK_TIMEOUT = "5s"  # PostgreSQL: how long any statement of a migration waits for a lock
 

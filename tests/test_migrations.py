@@ -146,3 +146,30 @@ def test_migrations_run_without_the_statement_timeout_and_with_a_lock_timeout(
     assert timeouts
     assert set(timeouts) == {"0"}
     assert set(lock_timeouts) == {"5s"}  # ... but give up waiting for a lock
+
+
+def test_with_json_logging_the_migrations_log_json_lines(tmp_path):
+    """`flask db upgrade` under LOG_FORMAT=json: every line it writes is a JSON object,
+    as the app's and gunicorn's are."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "wsgi", "db", "upgrade"],
+        cwd=MIGRATIONS.parent,
+        env={
+            **os.environ,
+            "APP_ENV": "testing",
+            "LOG_FORMAT": "json",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'json.db'}",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines]
+    assert any(record["message"].startswith("Running upgrade") for record in records)

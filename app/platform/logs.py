@@ -225,12 +225,17 @@ except ImportError:  # gunicorn is not a runtime import for tests or `flask run`
 class RedactingGunicornLogger(_GunicornLogger):  # type: ignore[misc,valid-type]
     """gunicorn's logger with trackable secrets removed from the access line and from
     the error log, where a worker names the URI of a request it failed to parse or to
-    handle ("Error handling request GET /trackable/...")."""
+    handle ("Error handling request GET /trackable/..."); with LOG_FORMAT=json both logs
+    write JSON lines."""
 
     def setup(self, cfg: Any) -> None:
         super().setup(cfg)  # type: ignore[misc]
         for logger in (self.error_log, self.access_log):
             logger.addFilter(_REDACTING_FILTER)  # once: addFilter skips a repeat
+        if os.environ.get("LOG_FORMAT", "plain") == "json":
+            # The master's and workers' own lines (booting, signals, errors) as the app's.
+            for handler in self.error_log.handlers:
+                handler.setFormatter(JsonFormatter())
 
     def access(self, resp: Any, req: Any, environ: Any, request_time: Any) -> None:
         """With LOG_FORMAT=json, one JSON object per request (`access_record`), as the

@@ -265,7 +265,7 @@ def test_the_json_access_log_names_route_client_and_request_without_secrets(tmp_
     key = "k" * 48
     code = a_trackable_in(tmp_path / "app.db", key)
     settings = {"LOG_FORMAT": "json", "TRUSTED_PROXIES": "127.0.0.1", "TRACKABLE_CODE_KEY": key}
-    with gunicorn_logging_to(tmp_path, **settings) as (port, access, _output):
+    with gunicorn_logging_to(tmp_path, **settings) as (port, access, output):
         exchange(
             port,
             f"GET /trackable/{code} HTTP/1.1\r\nHost: x\r\n".encode()
@@ -288,6 +288,10 @@ def test_the_json_access_log_names_route_client_and_request_without_secrets(tmp_
     unmatched = [line for line in lines if line["route"] is None]
     assert [(line["path"], line["status"]) for line in unmatched] == [("unmatched", 404)] * 2
     assert "nothing-here" not in access.read_text()
+    # gunicorn's own lines (the master's and the workers') and the app's are JSON too.
+    own = [json.loads(line) for line in output.read_text().splitlines() if line.strip()]
+    assert any(line["message"].startswith("Listening at") for line in own)
+    assert any(line["message"].startswith("Booting worker") for line in own)
 
 
 def test_unsafe_production_settings_stop_the_server_with_one_refusal(tmp_path):
