@@ -40,6 +40,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         register_telemetry,  # first: its request span covers every hook, its SQL every engine
         register_extensions,
         register_metrics,
+        register_dependencies,
         register_area_hooks,
         register_job_kinds,
         register_blueprints,
@@ -270,6 +271,20 @@ def _release_pools(app: Flask, *, close: bool) -> None:
 
     with app.app_context():
         release_pools(db.engines.values(), close=close)
+
+
+def register_dependencies(app: Flask) -> None:
+    """What readiness and /metrics check beside the database (app.platform.dependencies)."""
+    from app.platform.dependencies import add_dependency
+    from app.services import images
+
+    if app.config["IMAGE_STORAGE"] == "s3":
+        add_dependency(
+            app,
+            "objectStore",
+            lambda: images.check_store(app.config),
+            serves="image uploads and downloads, personal data exports",
+        )
 
 
 def register_metrics(app: Flask) -> None:

@@ -72,6 +72,23 @@ RATE_LIMIT_REFUSALS = Counter(
     ["route"],
 )
 
+# --- dependencies (app.platform.dependencies) -----------------------------------------------
+
+# The last check of each dependency (app.platform.dependencies), by this instance's
+# processes: the most recent of the live ones.
+DEPENDENCY_UP = Gauge(
+    "location_notes_dependency_up",
+    "Whether the dependency answered its last check (1) or not (0).",
+    ["dependency"],
+    multiprocess_mode="livemostrecent",
+)
+DEPENDENCY_CHECK_SECONDS = Gauge(
+    "location_notes_dependency_check_seconds",
+    "How long the dependency's last check took.",
+    ["dependency"],
+    multiprocess_mode="livemostrecent",
+)
+
 # --- the database pool (app.platform.database.measure_pool) ---------------------------------
 
 DB_POOL_IN_USE = Gauge(

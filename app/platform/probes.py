@@ -28,6 +28,8 @@ from app.platform.database import (
     note_failure,
     replica_report,
 )
+from app.platform.dependencies import check_registered
+from app.platform.dependencies import record as record_dependency
 from app.platform.ratelimit_storage import limits_unavailable, store_answers
 
 probes = Blueprint("probes", __name__)
@@ -56,16 +58,20 @@ _warned_behind = [float("-inf")]
 @probes.get("/readyz")
 def readyz() -> Response:
     """The process can serve: the database answers, and Redis when it holds the rate
-    limits (503 `rate_limits_unavailable` otherwise: every limited route would be). Also
+    limits (503 `rate_limits_unavailable` otherwise: every limited route would be). Every
+    dependency is listed under `dependencies`, those the areas registered (the object
+    store) with what waits on them: they report, they do not make the process unready. Also
     the background work's backlog: jobs due and waiting, how long the oldest has waited,
     dead jobs, and `behind` once that wait passes JOBS_BACKLOG_ALERT_SECONDS (no worker
     runs, or too few). A backlog does not make the web process unready: it reports, the
     operator's monitor alerts."""
+    started = time.monotonic()
     try:
         waiting = check_database(
             _session(), current_app.config, read=lambda: jobs.backlog(_session())
         )
     except Exception as error:  # any driver error means "not ready"
+        record_dependency("database", False, time.monotonic() - started)
         note_failure(error)
         with suppress(Exception):  # the connection may have died with the database
             _session().rollback()
@@ -76,11 +82,18 @@ def readyz() -> Response:
             code=Code.DATABASE_UNAVAILABLE,
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
+    dependencies = {"database": record_dependency("database", True, time.monotonic() - started)}
     # The app's limiter (Flask-Limiter keeps itself there; the platform imports no extension).
-    if not all(
+    started = time.monotonic()
+    limits_up = all(
         store_answers(limiter.storage) for limiter in current_app.extensions.get("limiter", ())
-    ):
+    )
+    dependencies["rateLimits"] = record_dependency(
+        "rateLimits", limits_up, time.monotonic() - started
+    )
+    if not limits_up:
         return limits_unavailable()  # the answer every limited request gets meanwhile
+    dependencies.update(check_registered(current_app))  # reported; the rest still serves
     oldest = waiting.oldest_waiting_seconds
     behind = oldest is not None and oldest > float(current_app.config["JOBS_BACKLOG_ALERT_SECONDS"])
     if behind and time.monotonic() - _warned_behind[0] > BEHIND_WARNING_EVERY_SECONDS:
@@ -92,6 +105,7 @@ def readyz() -> Response:
         extra["replica"] = replica
     return jsonify(
         status="ready",
+        dependencies=dependencies,
         **extra,
         jobs={
             "waiting": waiting.waiting,

@@ -358,9 +358,13 @@ def test_finished_jobs_are_removed_after_their_keeping_time(app):
 
 
 def test_readyz_reports_the_age_of_the_oldest_waiting_job(app, api):
-    assert api.get("/readyz").get_json() == {
-        "status": "ready",
-        "jobs": {"waiting": 0, "oldestWaitingSeconds": None, "dead": 0, "behind": False},
+    first = api.get("/readyz").get_json()
+    assert set(first) == {"status", "dependencies", "jobs"}
+    assert first["status"] == "ready"
+    assert first["jobs"] == {"waiting": 0, "oldestWaitingSeconds": None, "dead": 0, "behind": False}
+    assert {name: state["up"] for name, state in first["dependencies"].items()} == {
+        "database": True,
+        "rateLimits": True,
     }
     jobs.enqueue("test.record", {}, delay=timedelta(minutes=-10))  # no worker for 10 min
     jobs.enqueue("test.record", {})

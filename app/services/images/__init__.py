@@ -2,7 +2,7 @@
 upload, delete, remove a parent's images, and the sweep of files without a row. The face
 other areas, the API, the website and the CLI call."""
 
-from app.services.images.files import image_store, redirect_origins
+from app.services.images.files import check_store, image_store, redirect_origins
 from app.services.images.images import (
     ImageRejected,
     ServedVariant,
@@ -25,6 +25,7 @@ __all__ = [
     "ImageRejected",
     "ServedVariant",
     "VariantFile",
+    "check_store",
     "delete_account_images",
     "delete_image",
     "discard_files",

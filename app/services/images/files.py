@@ -42,6 +42,22 @@ def image_store(config: Mapping[str, Any]) -> ImageStore:
     return LocalImageStore(config["IMAGE_ROOT"])
 
 
+def check_store(config: Mapping[str, Any]) -> None:
+    """Raises unless the S3 bucket answers within about 3 s (readiness: a store that never
+    answers must not hold the probe for boto3's minute of retries)."""
+    client = _probe_client(config["IMAGE_S3_ENDPOINT_URL"] or None, config["IMAGE_S3_REGION"])
+    client.head_bucket(Bucket=config["IMAGE_S3_BUCKET"])
+
+
+@lru_cache(maxsize=4)
+def _probe_client(endpoint_url: str | None, region: str) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    quick = Config(connect_timeout=1, read_timeout=2, retries={"total_max_attempts": 1})
+    return boto3.client("s3", endpoint_url=endpoint_url, region_name=region, config=quick)
+
+
 def redirecting_store(config: Mapping[str, Any]) -> S3ImageStore | None:
     """The S3 store when /Images/... redirects to it (IMAGE_S3_REDIRECT, on by default),
     else None (the app streams the bytes)."""
