@@ -23,7 +23,6 @@ import itertools
 import json
 import os
 import random
-import secrets
 import shlex
 import signal
 import socket
@@ -38,12 +37,11 @@ from pathlib import Path
 
 import psycopg2
 import requests
-from cryptography.fernet import Fernet
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from topology import Rig, free_port, rolling_restart, start_nginx
+from topology import Rig, free_port, production_settings, rolling_restart, start_nginx
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -166,16 +164,8 @@ def under_load(base: str, connections: int, seconds: float, act) -> dict[str, ob
 
 def settings(database: str, workers: int) -> dict[str, str]:
     return {
-        "APP_ENV": "production",
-        "SECRET_KEY": secrets.token_urlsafe(48),
-        "JWT_SECRET_KEY": secrets.token_urlsafe(48),
-        "TRACKABLE_CODE_KEY": secrets.token_urlsafe(48),
-        "WEBHOOK_SECRETS_KEY": Fernet.generate_key().decode(),
-        "PUBLIC_BASE_URL": "http://127.0.0.1",
-        "PUBLIC_BASE_URL_ALLOW_LOCAL": "true",  # the documented test-rig override
+        **production_settings(),
         "DATABASE_URL": f"postgresql://postgres@127.0.0.1:5432/{database}",
-        "MAIL_BACKEND": "smtp",
-        "MAIL_SMTP_HOST": "127.0.0.1",
         "RATELIMIT_STORAGE_URI": "redis://127.0.0.1:6379/8",
         "TRUSTED_PROXIES": "127.0.0.1",
         "WEB_CONCURRENCY": str(workers),

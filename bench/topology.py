@@ -343,6 +343,23 @@ http {{
     wait_for(lambda: listening(rig.nginx_port), "nginx")
 
 
+def production_settings() -> dict[str, str]:
+    """APP_ENV=production on this machine: keys of their own, the documented test-rig
+    override for a local http base URL, SMTP to a local sink (the database is the rig's)."""
+    return {
+        "APP_ENV": "production",
+        "SECRET_KEY": secrets.token_urlsafe(48),
+        "JWT_SECRET_KEY": secrets.token_urlsafe(48),
+        "TRACKABLE_CODE_KEY": secrets.token_urlsafe(48),
+        "WEBHOOK_SECRETS_KEY": Fernet.generate_key().decode(),
+        "PUBLIC_BASE_URL": "http://127.0.0.1",
+        "PUBLIC_BASE_URL_ALLOW_LOCAL": "true",  # the documented test-rig override
+        "TRACKABLE_ACCESS_COOKIE_SECURE": "false",  # ... and its cookies over plain http
+        "MAIL_BACKEND": "smtp",
+        "MAIL_SMTP_HOST": "127.0.0.1",
+    }
+
+
 def start(args: argparse.Namespace) -> Rig:
     work = Path(tempfile.mkdtemp(prefix="topology-"))
     work.chmod(0o755)
@@ -353,17 +370,8 @@ def start(args: argparse.Namespace) -> Rig:
     smtp_port = start_mail_sink(rig)
     s3_port = start_s3(rig)
     rig.settings = {
-        "APP_ENV": "production",
-        "SECRET_KEY": secrets.token_urlsafe(48),
-        "JWT_SECRET_KEY": secrets.token_urlsafe(48),
-        "TRACKABLE_CODE_KEY": secrets.token_urlsafe(48),
-        "WEBHOOK_SECRETS_KEY": Fernet.generate_key().decode(),
-        "PUBLIC_BASE_URL": "http://127.0.0.1",
-        "PUBLIC_BASE_URL_ALLOW_LOCAL": "true",  # the documented test-rig override
-        "TRACKABLE_ACCESS_COOKIE_SECURE": "false",  # ... and its cookies over plain http
+        **production_settings(),
         "DATABASE_URL": direct,
-        "MAIL_BACKEND": "smtp",
-        "MAIL_SMTP_HOST": "127.0.0.1",
         "MAIL_SMTP_PORT": str(smtp_port),
         "RATELIMIT_STORAGE_URI": REDIS,
         "IMAGE_STORAGE": "s3",
