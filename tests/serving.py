@@ -37,6 +37,15 @@ def gunicorn_serving(
 ) -> Iterator[int]:
     """gunicorn with the environment plus `settings` (one worker unless they say), its
     stdout and stderr to `output` (a file) or nowhere; yields its port, stops it after."""
+    with gunicorn_master(settings, output=output, start_within=start_within) as (port, _):
+        yield port
+
+
+@contextmanager
+def gunicorn_master(
+    settings: dict[str, str], *, output: Any = None, start_within: float = 90
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """`gunicorn_serving`, yielding its master process too (for the signals a unit sends)."""
     port = free_port()
     env = {**os.environ, "WEB_CONCURRENCY": "1", "LOG_LEVEL": "WARNING", **settings}
     env["PORT"] = str(port)
@@ -53,7 +62,7 @@ def gunicorn_serving(
             if process.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError("gunicorn did not start")
             time.sleep(0.2)
-        yield port
+        yield port, process
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -8,21 +8,16 @@ from __future__ import annotations
 import itertools
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import psycopg2
 import pytest
 from sqlalchemy import make_url
 
 from app.platform import forking
-from tests.serving import free_port, gunicorn_serving, healthy
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.serving import gunicorn_master, gunicorn_serving
 
 
 @pytest.fixture
@@ -96,28 +91,18 @@ def test_the_master_keeps_no_database_connection_for_its_workers(database_url, t
 def test_a_reload_under_load_answers_every_request_without_a_gap(database_url, tmp_path):
     """HUP, as the web unit's ExecReload sends it: new workers fork from the master's app
     and the old ones finish their requests; every request is answered, none waits."""
-    port = free_port()
-    env = {
-        **os.environ,
+    settings = {
         "APP_ENV": "testing",
         "DATABASE_URL": database_url,
         "RATELIMIT_STORAGE_URI": "memory://",
         "WEB_CONCURRENCY": "2",
         "ACCESS_LOG": "off",
-        "PORT": str(port),
     }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     stop = threading.Event()
     answered: list[float] = []
     failures: list[str] = []
 
-    def client() -> None:
+    def client(port: int) -> None:
         while not stop.is_set():
             try:
                 url = f"http://127.0.0.1:{port}/api/system/status"
@@ -127,26 +112,19 @@ def test_a_reload_under_load_answers_every_request_without_a_gap(database_url, t
             except OSError as error:
                 failures.append(repr(error))
 
-    try:
-        deadline = time.monotonic() + 60
-        while not healthy(port):
-            assert server.poll() is None, "gunicorn did not start"
-            assert time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.1)
-        clients = [threading.Thread(target=client) for _ in range(4)]
+    with gunicorn_master(settings) as (port, server):
+        clients = [threading.Thread(target=client, args=(port,)) for _ in range(4)]
         for thread in clients:
             thread.start()
-        for _ in range(3):
-            time.sleep(0.7)
-            server.send_signal(signal.SIGHUP)
-        time.sleep(1.0)
-        stop.set()
-        for thread in clients:
-            thread.join()
-    finally:
-        stop.set()
-        server.terminate()
-        server.wait(timeout=30)
+        try:
+            for _ in range(3):
+                time.sleep(0.7)
+                server.send_signal(signal.SIGHUP)
+            time.sleep(1.0)
+        finally:
+            stop.set()
+            for thread in clients:
+                thread.join()
     assert failures == []
     answered.sort()
     gaps = [later - earlier for earlier, later in itertools.pairwise(answered)]
