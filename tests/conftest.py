@@ -4,6 +4,7 @@ database for every test, and an HTTP client that can act as any user."""
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -44,17 +45,28 @@ from tests.heartbeat import Heartbeat
 # and workers the tests start keep the production parameters.
 passwords._hasher = PasswordHasher.from_parameters(argon2.profiles.CHEAPEST)
 passwords._DUMMY_HASH = passwords._hasher.hash(passwords.TIMING_EQUALISER)
+# The collector's full passes walk every object a worker keeps (its apps, their OpenAPI
+# documents, the models' metadata): a tenth of a run's CPU at the default thresholds. The
+# tests make little cyclic garbage, so the young generation may grow larger before a pass,
+# and each app, once made, is frozen out of the passes (`_shared_app`).
+gc.set_threshold(100_000, 50, 1000)
+
+FIRST = ("tests/web/test_browser", "tests/authz/", "tests/hostile/")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests that time real processes (workers killed, servers recycled, a database cut, one
-    account stalling the workers) wait on them for seconds each: they run where
-    TIMED_PROCESS_TESTS=1, as CI sets, and a plain `make test` skips them."""
-    if os.environ.get("TIMED_PROCESS_TESTS") == "1":
+    """Tests that start real processes (gunicorn, nginx, a second instance, a worker killed,
+    a database cut, one account stalling the workers) wait on them for seconds each: they
+    run where PROCESS_TESTS=1, as CI's PostgreSQL leg sets, and a plain `make test` skips
+    them."""
+    # The longest tests first: workers steal from each other's queues, so what is left at
+    # the end is short, and no worker idles while another finishes a browser run.
+    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))
+    if os.environ.get("PROCESS_TESTS") == "1":
         return
-    skip = pytest.mark.skip(reason="times real processes; CI runs it (TIMED_PROCESS_TESTS=1)")
+    skip = pytest.mark.skip(reason="starts real processes; CI runs it (PROCESS_TESTS=1)")
     for item in items:
-        if item.get_closest_marker("timed_processes"):
+        if item.get_closest_marker("processes"):
             item.add_marker(skip)
 
 
@@ -114,11 +126,13 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @event.listens_for(Engine, "connect")
 def _sqlite_without_fsync(dbapi_connection: Any, _record: Any) -> None:
-    """Test databases are thrown away, so SQLite need not wait for the disk on each commit.
-    Locking and transactions behave as in production; only durability is given up."""
+    """Test databases are thrown away, so SQLite need not wait for the disk on each commit,
+    nor make and delete its rollback journal each time (PERSIST keeps the file). Locking
+    and transactions behave as in production; only durability is given up."""
     if isinstance(dbapi_connection, sqlite3.Connection):
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA synchronous = OFF")
+        cursor.execute("PRAGMA journal_mode = PERSIST")
         cursor.close()
 
 
@@ -189,6 +203,7 @@ def _shared_app(
             extend(app)  # a module's own routes, registered once
         _apps[key] = app
         _pristine[id(app)] = (dict(app.config), dict(app.extensions))
+        gc.freeze()  # an app lives as long as the worker: no collector pass need walk it
     return _apps[key]
 
 

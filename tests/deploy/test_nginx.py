@@ -5,8 +5,9 @@ itself is problem+json with a registered code, never nginx's HTML, and the image
 POSTs go to the uploads' own pool (a second gunicorn) while everything else, GETs of the
 same paths included, goes to the app's.
 
-Without /usr/sbin/nginx these tests skip, saying why; with REQUIRE_DEPLOY_TESTS=1 (CI sets
-it and installs nginx) they fail instead."""
+Those that run nginx and gunicorn are marked `processes` (CI runs them). Without
+/usr/sbin/nginx these tests skip, saying why; with REQUIRE_DEPLOY_TESTS=1 (CI sets it and
+installs nginx) they fail instead."""
 
 from __future__ import annotations
 
@@ -263,6 +264,7 @@ def test_every_problem_nginx_answers_is_json_with_a_registered_code():
         assert int(status) in ERROR_CODES[body["code"]].statuses
 
 
+@pytest.mark.processes
 def test_requests_pass_through_with_the_request_id(proxy):
     response = requests.get(f"{proxy}/healthz", timeout=10)
     assert response.status_code == 200
@@ -271,11 +273,13 @@ def test_requests_pass_through_with_the_request_id(proxy):
     assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-ID"])
 
 
+@pytest.mark.processes
 def test_an_api_error_passes_through_untouched(proxy):
     response = requests.get(f"{proxy}/api/does-not-exist", timeout=10)
     assert_nginx_problem(response, 404, "route_not_found")
 
 
+@pytest.mark.processes
 def test_a_body_over_the_limit_is_problem_json_from_nginx(proxy):
     big = b"x" * (22 * 1024 * 1024)
     response = requests.post(
@@ -287,6 +291,7 @@ def test_a_body_over_the_limit_is_problem_json_from_nginx(proxy):
     assert_nginx_problem(response, 413, "payload_too_large")
 
 
+@pytest.mark.processes
 def test_headers_over_the_limit_are_problem_json(proxy):
     response = requests.get(f"{proxy}/healthz", headers={"X-Big": "a" * 9000}, timeout=10)
     assert response.status_code in {400, 431}
@@ -294,16 +299,19 @@ def test_headers_over_the_limit_are_problem_json(proxy):
     assert "nginx" not in response.text.lower()
 
 
+@pytest.mark.processes
 def test_no_app_instance_is_problem_json(proxy_without_app):
     response = requests.get(f"{proxy_without_app}/api/system/status", timeout=10)
     assert_nginx_problem(response, 502, "service_unavailable")
 
 
+@pytest.mark.processes
 def test_the_internal_image_location_cannot_be_asked_for(proxy):
     response = requests.get(f"{proxy}/_protected_images/anything.jpg", timeout=10)
     assert_nginx_problem(response, 404, "route_not_found")
 
 
+@pytest.mark.processes
 def test_public_files_are_cached_as_long_as_the_app_allows(proxy):
     tile = f"{proxy}/maps/tiles/1/0/0.png"
     requests.get(tile, timeout=30)
@@ -361,6 +369,7 @@ def signed_in(proxy: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {login.json()['accessToken']}"}
 
 
+@pytest.mark.processes
 def test_an_image_upload_goes_to_the_uploads_pool_and_its_list_to_the_app(proxy, served):
     headers = signed_in(proxy)
     note = requests.post(
@@ -403,6 +412,7 @@ def upload_paths(app: Flask) -> list[str]:
     return sorted(paths)
 
 
+@pytest.mark.processes
 def test_every_image_upload_route_is_sent_to_the_uploads_pool(app, proxy, served):
     paths = upload_paths(app)
     assert FIND_FORM in paths
@@ -416,6 +426,7 @@ def test_every_image_upload_route_is_sent_to_the_uploads_pool(app, proxy, served
         assert served_by(served, response) == "uploads", path
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(
     ("method", "path"),
     [
@@ -439,6 +450,7 @@ def test_everything_else_goes_to_the_app_pool(proxy, served, method, path):
     assert served_by(served, response) == "app"
 
 
+@pytest.mark.processes
 def test_uploads_fall_back_to_the_app_pool_when_theirs_does_not_answer(
     proxy_without_uploads, served
 ):
@@ -451,6 +463,7 @@ def test_uploads_fall_back_to_the_app_pool_when_theirs_does_not_answer(
     assert served_by(served, response) == "app"
 
 
+@pytest.mark.processes
 def test_nginx_logs_no_request_line_query_or_referer(tmp_path, app_port):
     """A code in the path, the query or the Referer reaches neither of nginx's logs, with
     an instance answering and with none; the access line keeps status, upstream and id."""

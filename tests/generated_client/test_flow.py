@@ -51,6 +51,7 @@ def served(app, database_url: str, tmp_path: Path) -> Iterator[tuple[str, Path]]
         worker.wait(timeout=30)
 
 
+@pytest.mark.processes
 def test_a_client_generated_from_the_document_runs_the_integrator_flow(served, tmp_path):
     base_url, outbox = served
     with urllib.request.urlopen(f"{base_url}/api/openapi.json", timeout=30) as answer:  # noqa: S310 - our own server

@@ -27,7 +27,7 @@ from tests.conftest import make_test_app
 from tests.db_proxy import CuttableProxy
 from tests.factories import make_user
 
-pytestmark = pytest.mark.timed_processes
+pytestmark = pytest.mark.processes
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTAGE_SECONDS = 3.0

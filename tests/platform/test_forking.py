@@ -87,7 +87,7 @@ def test_the_master_keeps_no_database_connection_for_its_workers(database_url, t
     assert "code keys" not in log  # the master's check reached the database
 
 
-@pytest.mark.timed_processes
+@pytest.mark.processes
 def test_a_reload_under_load_answers_every_request_without_a_gap(database_url, tmp_path):
     """HUP, as the web unit's ExecReload sends it: new workers fork from the master's app
     and the old ones finish their requests; every request is answered, none waits."""

@@ -64,28 +64,33 @@ def assert_problem(
     return problem
 
 
+@pytest.mark.processes
 def test_a_request_line_over_the_limit_is_414_problem_json(server):
     path = f"/trackable/{SECRET_LOOKING}?pad=" + "a" * 5000
     answer = exchange(server, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     assert_problem(answer, 414, "uri_too_long")
 
 
+@pytest.mark.processes
 def test_a_header_over_the_limit_is_431_problem_json(server):
     raw = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n"
     assert_problem(exchange(server, raw), 431, "request_headers_too_large")
 
 
+@pytest.mark.processes
 def test_too_many_headers_are_431_problem_json(server):
     headers = "".join(f"X-H{number}: {number}\r\n" for number in range(120))
     raw = f"GET /healthz HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode()
     assert_problem(exchange(server, raw), 431, "request_headers_too_large")
 
 
+@pytest.mark.processes
 def test_a_request_gunicorn_cannot_parse_is_400_problem_json_without_echo(server):
     raw = f"GET /trackable/{SECRET_LOOKING} HTTP/9.9\r\nHost: x\r\n\r\n".encode()
     assert_problem(exchange(server, raw), 400, "bad_request")
 
 
+@pytest.mark.processes
 def test_ordinary_requests_still_reach_the_app(server):
     code, headers, _body = exchange(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
     assert code == 200
@@ -134,6 +139,7 @@ def gunicorn_logging_to(tmp_path: Path, **settings: str) -> Iterator[tuple[int, 
         yield port, access, output
 
 
+@pytest.mark.processes
 def test_an_access_log_file_gets_one_line_per_request(tmp_path):
     """With ACCESS_LOG set to a file, gunicorn writes its request lines there."""
     with gunicorn_logging_to(tmp_path) as (_port, log, _output):
@@ -160,6 +166,7 @@ def concrete(path: str) -> str:
     return re.sub(r"\{\w+\}", "3f2c8a5e-4b7d-4c1e-9a2f-5d6e7f8a9b0c", path)
 
 
+@pytest.mark.processes
 def test_every_operation_documents_the_request_line_and_header_limits(server):
     """An operation may answer 414 or 431 from the server in front of the app, before any
     route runs: a status an operation can answer and its entry does not list fails here."""
@@ -175,6 +182,7 @@ def test_every_operation_documents_the_request_line_and_header_limits(server):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.processes
 def test_a_confirmation_code_past_the_request_line_limit_is_a_documented_414(server):
     """The fuzz finding that once failed CI: a very long `code` on the confirmation link."""
     path = "/api/auth/confirmEmail?userId=3f2c8a5e-4b7d-4c1e-9a2f-5d6e7f8a9b0c&code=" + "A" * 6000
@@ -211,6 +219,7 @@ ENCODED_REQUESTS = [
 ]
 
 
+@pytest.mark.processes
 def test_percent_encoded_codes_unlock_but_never_reach_a_log(tmp_path):
     """Each encoded form reaches its route (the decoded path is what the app sees), and
     neither gunicorn's access line nor its error log nor the app's log carries the code."""
@@ -233,7 +242,7 @@ def test_percent_encoded_codes_unlock_but_never_reach_a_log(tmp_path):
     assert code not in output.read_text()
 
 
-@pytest.mark.timed_processes
+@pytest.mark.processes
 def test_workers_are_recycled_after_their_requests_and_no_request_is_dropped(tmp_path):
     """GUNICORN_MAX_REQUESTS: a worker is replaced after that many requests; the requests
     around the replacement are all answered."""
@@ -258,6 +267,7 @@ def test_recycling_is_a_setting(monkeypatch):
     assert runpy.run_path(str(ROOT / "gunicorn.conf.py"))["max_requests"] == 0
 
 
+@pytest.mark.processes
 def test_the_json_access_log_names_route_client_and_request_without_secrets(tmp_path):
     """LOG_FORMAT=json: one JSON object per request with its id, the route's template,
     status, bytes, duration and the client behind a trusted proxy; the secret in the
@@ -294,6 +304,7 @@ def test_the_json_access_log_names_route_client_and_request_without_secrets(tmp_
     assert any(line["message"].startswith("Booting worker") for line in own)
 
 
+@pytest.mark.processes
 def test_unsafe_production_settings_stop_the_server_with_one_refusal(tmp_path):
     """The master refuses before any worker starts: each setting named once, no traceback,
     and gunicorn's boot-failure status (3) rather than workers started again and again."""

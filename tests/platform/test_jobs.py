@@ -277,7 +277,7 @@ def marks_of(path: Path) -> list[str]:
     return path.read_text().split("\n")[:-1] if path.exists() else []
 
 
-@pytest.mark.timed_processes
+@pytest.mark.processes
 def test_a_worker_killed_mid_job_leaves_it_to_another_once_the_lease_ends(
     app, database_url, tmp_path
 ):
@@ -307,7 +307,7 @@ def test_a_worker_killed_mid_job_leaves_it_to_another_once_the_lease_ends(
     assert (job.state, job.attempts) == (JobState.DONE, 2)
 
 
-@pytest.mark.timed_processes
+@pytest.mark.processes
 def test_sigterm_lets_the_current_job_finish_then_the_worker_exits(app, database_url, tmp_path):
     marks = tmp_path / "marks"
     first = jobs.enqueue("test.slow", {"marks": str(marks), "first_run_seconds": 2})

@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.serving import free_port, gunicorn_serving
@@ -47,6 +48,7 @@ def healthz_count(text: str) -> float:
     return sample(text, "http_requests_total", route="/healthz", method="GET", status="2xx")
 
 
+@pytest.mark.processes
 def test_every_worker_counts_into_one_scrape(database_url, tmp_path):
     metrics_port = free_port()
     settings = {
@@ -96,6 +98,7 @@ def test_every_worker_counts_into_one_scrape(database_url, tmp_path):
     assert not list(tmp_path.glob("location-notes-metrics-*"))  # removed on exit
 
 
+@pytest.mark.processes
 def test_an_operators_metrics_directory_is_emptied_at_start(database_url, tmp_path):
     directory = tmp_path / "prometheus"
     directory.mkdir()

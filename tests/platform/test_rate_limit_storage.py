@@ -120,6 +120,7 @@ def serve(app, database_url, tmp_path) -> Iterator:
         yield start
 
 
+@pytest.mark.processes
 def test_two_instances_share_one_count(serve):
     """Two app processes on two ports, asked in turn: the limit holds for both together
     (with memory:// each would let LIMIT through)."""
@@ -129,6 +130,7 @@ def test_two_instances_share_one_count(serve):
     assert answers[LIMIT:] == [429, 429], answers
 
 
+@pytest.mark.processes
 def test_two_workers_share_one_count(serve):
     port = serve(workers=2)
     answers = [login(port) for _ in range(3 * LIMIT)]
@@ -178,7 +180,7 @@ def _answer(port: int, path: str, body: bytes | None = None) -> tuple[int, dict,
         return error.code, dict(error.headers), json.loads(error.read())
 
 
-@pytest.mark.timed_processes  # an outage of a real server's dependency: CI runs it
+@pytest.mark.processes  # an outage of a real server's dependency: CI runs it
 @pytest.mark.parametrize("away", ["refusing", "silent"])
 def test_a_redis_that_holds_the_limits_and_is_away_is_503_and_unready(app, database_url, away):
     """RATELIMIT_STORAGE_URI names a Redis that refuses connections, or accepts them and

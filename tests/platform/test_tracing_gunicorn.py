@@ -87,6 +87,7 @@ def test_gunicorn_makes_the_app_once_and_its_workers_fork_from_it(monkeypatch):
     assert callable(settings["when_ready"])
 
 
+@pytest.mark.processes
 def test_spans_reach_the_collector_from_gunicorns_workers(app, database_url, collector):
     settings = {
         "APP_ENV": "testing",

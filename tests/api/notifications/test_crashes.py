@@ -38,7 +38,7 @@ from app.services.events.recording import FAN_OUT, EventType, record
 from tests.inboxes import World, inbox
 from tests.serving import ROOT, free_port, healthy
 
-pytestmark = pytest.mark.timed_processes
+pytestmark = pytest.mark.processes
 
 EVERYONE = ("owner", "admin", "item_watcher", "group_watcher")  # the author's audience
 WORKER_APP = "tests.api.notifications.fanout_worker_app"

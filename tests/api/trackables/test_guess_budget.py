@@ -454,6 +454,7 @@ class Worker:
         self.errors.close()
 
 
+@pytest.mark.processes
 def test_two_processes_share_one_budget(api, database_url, tmp_path, trackable):
     db.session.commit()  # nothing of this process holds the database
     first = Worker(database_url, tmp_path, "A")

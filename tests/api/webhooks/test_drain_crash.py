@@ -20,7 +20,7 @@ from tests.api.notifications.test_crashes import processes, stop, until  # noqa:
 from tests.factories import make_user
 from tests.receivers import subscribe, verify
 
-pytestmark = pytest.mark.timed_processes
+pytestmark = pytest.mark.processes
 
 
 def delivery_state(delivery_id: str) -> DeliveryState:

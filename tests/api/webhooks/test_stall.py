@@ -3,7 +3,7 @@ worker processes: one and two on PostgreSQL, one on SQLite. Everyone else's mail
 inbox row and export arrive within 10 s; the owner's changes answer within a second; no
 lease runs out and no worker fails on a lock; the tries record their real start and
 latency; the circuit opens after its timeouts. About half a minute each: marked
-`timed_processes` (CI runs them; a plain `make test` skips them)."""
+`processes` (CI runs them; a plain `make test` skips them)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tests.api.webhooks import stall
 from tests.hanging_peers import BlackHole
 from tests.receivers import Receiver, reachable
 
-pytestmark = pytest.mark.timed_processes
+pytestmark = pytest.mark.processes
 
 
 @pytest.fixture
