@@ -62,6 +62,16 @@ def database_url() -> str:
 class Config:
     ENV_NAME = env_str("APP_ENV", "development")  # development | production | testing
     SECRET_KEY = env_str("SECRET_KEY", DEV_SECRET)
+    # Keys SECRET_KEY replaced (comma-separated, SECRET_KEYS_PREVIOUS in the environment;
+    # Flask's name here): what they signed (website sessions, finders' unlock cookies, e-mail
+    # links, page cursors) is still accepted, and signed anew with SECRET_KEY. Keep them for
+    # the overlap docs/operations.md gives, then remove them.
+    SECRET_KEY_FALLBACKS = env_list("SECRET_KEYS_PREVIOUS")
+    # The key of what is stored as an HMAC (recovery codes, unlock sessions' client keys, the
+    # guess budget's, lockout's and reports' keys), one derived key per purpose, never
+    # rotated with SECRET_KEY (app.platform.secret_keys). Unset, SECRET_KEY serves, as in
+    # 0.1.0: set it to SECRET_KEY's value of then before SECRET_KEY's first rotation.
+    RECORDS_KEY = env_str("RECORDS_KEY", "")
     JWT_SECRET_KEY = env_str("JWT_SECRET_KEY", DEV_SECRET)
     TRACKABLE_CODE_KEY = env_str("TRACKABLE_CODE_KEY", DEV_SECRET)
     # Encrypts webhook signing secrets at rest (services.webhooks.signing); a key of its

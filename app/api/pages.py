@@ -22,6 +22,7 @@ from itsdangerous import BadData, URLSafeSerializer
 from marshmallow import ValidationError, fields, post_load, validate, validates
 
 from app.api.base import Schema
+from app.platform.secret_keys import signing_keys
 from app.services.shared.pages import FOREIGN_CURSOR, Key, Listing, Page
 from config import Config
 
@@ -85,7 +86,7 @@ class PageQuerySchema(Schema):
 def _serializer() -> URLSafeSerializer:
     """Signs for the path the list is read at: a cursor of another list is foreign."""
     salt = f"location-notes.page-cursor:{request.path}"
-    return URLSafeSerializer(current_app.config["SECRET_KEY"], salt=salt)
+    return URLSafeSerializer(signing_keys(current_app.config), salt=salt)
 
 
 def _tagged(value: Any) -> list[Any]:

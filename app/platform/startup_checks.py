@@ -89,9 +89,18 @@ def _secret_problems(config: Mapping[str, Any]) -> list[str]:
         )
     if short:
         problems.append(f"{', '.join(short)} must be at least {MIN_SECRET_LENGTH} characters long.")
+    records = str(config.get("RECORDS_KEY") or "")
+    if records and len(records) < MIN_SECRET_LENGTH:
+        problems.append(f"RECORDS_KEY must be at least {MIN_SECRET_LENGTH} characters long.")
+    if config.get("SECRET_KEY_FALLBACKS") and not records:
+        problems.append(
+            "SECRET_KEYS_PREVIOUS is set but RECORDS_KEY is not: set RECORDS_KEY to the "
+            "SECRET_KEY the stored recovery codes were made under (the one being replaced), "
+            "or the rotation voids them."
+        )
     by_value: dict[str, list[str]] = {}
-    for name in SECRET_SETTINGS:
-        if name not in missing:
+    for name in (*SECRET_SETTINGS, "RECORDS_KEY"):
+        if name not in missing and config.get(name):
             by_value.setdefault(str(config[name]), []).append(name)
     for names in by_value.values():
         if len(names) > 1:

@@ -4,8 +4,6 @@ Compliance): filing, the reporter's reads, the super-admins' list and review.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +21,7 @@ from app.hooks import DeletionCounts
 from app.models.base import utcnow
 from app.models.compliance import ContentReport, ContentType, PageType, ReportStatus
 from app.models.user import User
+from app.platform.secret_keys import record_hmac, record_key
 from app.policies import reports as policy
 from app.services.compliance.references import review_url
 from app.services.shared.pages import Listing, Order, Page, read_list
@@ -53,10 +52,9 @@ def client_key(viewer: Viewer, client_ip: str, config: Mapping[str, Any]) -> str
     """Who sent a report: the account, else a keyed hash of the client's address."""
     if viewer.user_id is not None:
         return f"user:{viewer.user_id}"
-    digest = hmac.new(
-        str(config["SECRET_KEY"]).encode(), b"compliance:" + client_ip.encode(), hashlib.sha256
+    return "ip:" + record_hmac(
+        record_key(config, "compliance"), b"compliance:" + client_ip.encode()
     )
-    return "ip:" + digest.hexdigest()
 
 
 def view_of(viewer: Viewer, report: ContentReport) -> ReportView:

@@ -5,8 +5,6 @@ about who has an account. Counters live in the database: every worker sees them.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,12 +14,13 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from app.extensions import db
 from app.models.identity import LoginFailure
+from app.platform.secret_keys import record_hmac, record_key
 
 
 def email_key(normalized_email: str, *, config: Mapping[str, Any]) -> str:
     """A keyed hash of the email: counters do not keep strangers' addresses in clear."""
     message = b"login-failures:" + normalized_email.encode()
-    return hmac.new(config["SECRET_KEY"].encode(), message, hashlib.sha256).hexdigest()
+    return record_hmac(record_key(config, "login-failures"), message)
 
 
 def is_locked_out(key: str, now: datetime) -> bool:

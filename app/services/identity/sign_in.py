@@ -63,9 +63,7 @@ def sign_in(
         if two_factor_code:
             passed = two_factor.accept_totp(user, two_factor_code)
         elif two_factor_recovery_code:
-            passed = two_factor.redeem_recovery_code(
-                user, two_factor_recovery_code, secret_key=config["SECRET_KEY"]
-            )
+            passed = two_factor.redeem_recovery_code(user, two_factor_recovery_code, config=config)
         else:
             return SignIn(failure=REQUIRES_TWO_FACTOR)
         if not passed:

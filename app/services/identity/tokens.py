@@ -24,6 +24,7 @@ from app.extensions import db
 from app.models.base import utcnow
 from app.models.identity import EmailCode, RefreshToken
 from app.models.user import User
+from app.platform.secret_keys import signing_keys
 
 REFRESH_TOKEN_BYTES = 48
 
@@ -139,7 +140,7 @@ class EmailCodeCheck:
 
 
 def _serializer(purpose: str, config: Mapping[str, Any]) -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(config["SECRET_KEY"], salt=f"location-notes.{purpose}")
+    return URLSafeTimedSerializer(signing_keys(config), salt=f"location-notes.{purpose}")
 
 
 def new_email_code(

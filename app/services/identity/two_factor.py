@@ -5,7 +5,6 @@ each usable once, and ten single-use recovery codes stored as keyed hashes
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 from collections.abc import Mapping
@@ -21,8 +20,10 @@ from app.extensions import db
 from app.models.base import utcnow
 from app.models.identity import RecoveryCode
 from app.models.user import User
+from app.platform.secret_keys import earlier_record_key, record_hmac, record_key
 from app.services.identity.tokens import end_sessions
 
+RECOVERY_CODES = "recovery-codes"  # the purpose of their HMAC key (secret_keys.record_key)
 RECOVERY_CODE_COUNT = 10
 RECOVERY_CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRTVWXYZ"  # no I, L, O, S, U
 TOTP_VALID_WINDOW = 1  # steps accepted either side of now (clock drift)
@@ -83,9 +84,8 @@ def assign_new_shared_key(user: User) -> None:
 # --- recovery codes ----------------------------------------------------------------------
 
 
-def _code_hash(code: str, secret_key: str) -> str:
-    message = b"recovery-code:" + normalize_code(code).encode()
-    return hmac.new(secret_key.encode(), message, hashlib.sha256).hexdigest()
+def _code_hash(code: str, key: bytes) -> str:
+    return record_hmac(key, b"recovery-code:" + normalize_code(code).encode())
 
 
 def new_recovery_code() -> str:
@@ -93,23 +93,27 @@ def new_recovery_code() -> str:
     return "-".join(groups)
 
 
-def generate_recovery_codes(user: User, *, secret_key: str) -> list[str]:
+def generate_recovery_codes(user: User, *, config: Mapping[str, Any]) -> list[str]:
     """Replace the user's recovery codes with ten new ones; returns them in clear, once."""
     db.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
     codes = [new_recovery_code() for _ in range(RECOVERY_CODE_COUNT)]
+    key = record_key(config, RECOVERY_CODES)
     db.session.add_all(
-        RecoveryCode(user_id=user.id, code_hash=_code_hash(code, secret_key)) for code in codes
+        RecoveryCode(user_id=user.id, code_hash=_code_hash(code, key)) for code in codes
     )
     db.session.flush()
     return codes
 
 
-def redeem_recovery_code(user: User, code: str, *, secret_key: str) -> bool:
-    """Use up a recovery code: True (and the code is deleted) when it was one of the user's."""
+def redeem_recovery_code(user: User, code: str, *, config: Mapping[str, Any]) -> bool:
+    """Use up a recovery code: True (and the code is deleted) when it was one of the user's.
+    A code is checked under its purpose's key and, for codes made before RECORDS_KEY was
+    set, under the key they were made with (app.platform.secret_keys)."""
+    keys = [record_key(config, RECOVERY_CODES), earlier_record_key(config)]
     found = db.session.scalar(
         select(RecoveryCode).where(
             RecoveryCode.user_id == user.id,
-            RecoveryCode.code_hash == _code_hash(code, secret_key),
+            RecoveryCode.code_hash.in_([_code_hash(code, key) for key in keys if key]),
         )
     )
     if found is None:
@@ -162,7 +166,7 @@ def manage_two_factor(
         assign_new_shared_key(user)
     recovery_codes: list[str] | None = None
     if reset_recovery_codes or (enable and recovery_codes_left(user) == 0):
-        recovery_codes = generate_recovery_codes(user, secret_key=config["SECRET_KEY"])
+        recovery_codes = generate_recovery_codes(user, config=config)
     if forget_machine:
         # Bearer clients have no remembered machine; forgetting ends every session instead.
         end_sessions(user)

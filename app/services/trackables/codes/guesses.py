@@ -26,6 +26,7 @@ from app.error_codes import Code
 from app.models.base import utcnow
 from app.models.user import User
 from app.platform import metrics
+from app.platform.secret_keys import record_key
 from app.services.shared.budgets import Budget, LimitExceeded, hold, spend_all, waits
 from app.services.trackables import queries
 
@@ -145,7 +146,7 @@ def _networks(client_ip: str) -> tuple[str, str]:
 def guess_key(client_ip: str, config: Mapping[str, Any], user: User | None = None) -> GuessClient:
     """The budget's client and network for an address (HMAC-SHA256, hex), and the account
     when `user` has confirmed their e-mail address."""
-    key = str(config["SECRET_KEY"]).encode()
+    key = record_key(config, "secret-guesses")
     client, network = _networks(client_ip)
     account = str(user.id) if user is not None and user.is_email_confirmed else None
     return GuessClient(

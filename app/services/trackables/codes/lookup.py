@@ -136,7 +136,7 @@ def lookup_code(
         kind, trackable_id, public_code = row.kind, row.trackable_id, row.public_code
         landing = landing_path(lang, kind, trackable_id, public_code)
         if kind is not CodeKind.PUBLIC:
-            open_session(client_key(str(config["SECRET_KEY"]), client_id), trackable_id)
+            open_session(client_key(config, client_id), trackable_id)
             if viewer.user is not None:
                 record_unlock(viewer.user, trackable_id)
             return LookupResult(trackable_id, kind, landing)

@@ -12,8 +12,6 @@ set the cookie; these functions take its values, except `access_session_unlocks`
 from __future__ import annotations
 
 import functools
-import hashlib
-import hmac
 import secrets
 import uuid
 from collections.abc import Mapping
@@ -29,20 +27,23 @@ from app.models.base import utcnow
 from app.models.trackable import TrackableAccessSession, TrackableUnlock
 from app.models.user import User
 from app.platform.database import insert_ignoring_duplicates
+from app.platform.secret_keys import record_hmac, record_key, signing_keys
 from app.services.trackables import queries
 
 COOKIE_SALT = "trackable-access-session"
+CLIENT_KEYS = "trackable-access-clients"  # the purpose of the client keys' HMAC key
 CLIENT_ID_BYTES = 32  # secrets.token_urlsafe(32): 43 characters
 
 
-# SameSite=Lax, signed with SECRET_KEY and a salt of its own. A cookie with a bad signature, or
-# older than its max age, is no cookie at all.
+# SameSite=Lax, signed with SECRET_KEY (checked against its fallbacks too) and a salt of its own.
+# A cookie with a bad signature, or older than its max age, is no cookie at all.
 @dataclass(frozen=True)
 class AccessCookie:
     """The access-session cookie of one deployment (config: TRACKABLE_ACCESS_COOKIE_*)."""
 
     name: str
-    secret_key: str
+    keys: tuple[str, ...]  # signing keys, the current one last (secret_keys.signing_keys)
+    client_keys: bytes  # the key of the client keys (secret_keys.record_key)
     max_age_seconds: int
     secure: bool
 
@@ -53,13 +54,14 @@ class AccessCookie:
             secure = config.get("ENV_NAME") == "production"
         return cls(
             name=config["TRACKABLE_ACCESS_COOKIE_NAME"],
-            secret_key=str(config["SECRET_KEY"]),
+            keys=tuple(signing_keys(config)),
+            client_keys=record_key(config, CLIENT_KEYS),
             max_age_seconds=int(config["TRACKABLE_ACCESS_COOKIE_MAX_AGE_DAYS"]) * 86400,
             secure=bool(secure),
         )
 
     def _serializer(self) -> URLSafeTimedSerializer:
-        return _serializer(self.secret_key)
+        return _serializer(self.keys)
 
     def sign(self, client_id: str) -> str:
         """The cookie value carrying `client_id`."""
@@ -80,7 +82,7 @@ class AccessCookie:
     def client_key(self, cookies: Mapping[str, str]) -> str | None:
         """The server-side key of the client a valid cookie names, or None."""
         client_id = self.client_id(cookies)
-        return client_key(self.secret_key, client_id) if client_id else None
+        return _client_key(self.client_keys, client_id) if client_id else None
 
     def options(self) -> dict[str, Any]:
         """Keyword arguments of `Response.set_cookie` besides name and value."""
@@ -94,19 +96,22 @@ class AccessCookie:
 
 
 @functools.lru_cache(maxsize=4)
-def _serializer(secret_key: str) -> URLSafeTimedSerializer:
-    """The cookie's serializer for a key, made once (it keeps no state between uses)."""
-    return URLSafeTimedSerializer(secret_key, salt=COOKIE_SALT)
+def _serializer(keys: tuple[str, ...]) -> URLSafeTimedSerializer:
+    """The cookie's serializer for its keys, made once (it keeps no state between uses)."""
+    return URLSafeTimedSerializer(list(keys), salt=COOKIE_SALT)
 
 
 def new_client_id() -> str:
     return secrets.token_urlsafe(CLIENT_ID_BYTES)
 
 
-def client_key(secret_key: str, client_id: str) -> str:
+def client_key(config: Mapping[str, Any], client_id: str) -> str:
     """Where a client's sessions are kept: HMAC-SHA256 of its id, hex."""
-    message = b"trackable-access-client:" + client_id.encode()
-    return hmac.new(secret_key.encode(), message, hashlib.sha256).hexdigest()
+    return _client_key(record_key(config, CLIENT_KEYS), client_id)
+
+
+def _client_key(key: bytes, client_id: str) -> str:
+    return record_hmac(key, b"trackable-access-client:" + client_id.encode())
 
 
 # Opening one twice, even by two concurrent requests, leaves one row.
