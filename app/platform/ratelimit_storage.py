@@ -149,8 +149,32 @@ def register_store_outage_answer(app: Flask) -> None:
     a Redis store: importing redis's client brings tracing's library with it."""
     if not str(app.config.get("RATELIMIT_STORAGE_URI", "")).startswith("redis"):
         return
-    for error in _redis_outage_errors():
+    errors = _redis_outage_errors()
+    for error in errors:
         app.register_error_handler(error, limits_unavailable)
+
+    if not app.config.get("RATELIMIT_HEADERS_ENABLED"):
+        return
+
+    # Flask-Limiter reads the window for its headers after the view, where Flask hands an
+    # error to none of the handlers above: a 500. Registered after the limiter, this hook
+    # runs before its headers: it reads the window for them or, Redis lost, leaves them out.
+    @app.after_request
+    def limit_headers_or_none(response: Response) -> Response:
+        """Redis lost since the request was counted: the request is done, so its answer
+        is sent without the rate-limit headers rather than replaced by an error."""
+        for limiter in app.extensions.get("limiter", ()):
+            counted = limiter.current_limit
+            if counted is None:
+                continue
+            try:
+                _ = counted.window  # kept on the limit: its headers read no more
+            except errors as error:
+                current_app.logger.warning("rate limits' store lost after the count: %s", error)
+                # `context` is public by name, private by its docstring: the pinned
+                # Flask-Limiter (requirements/) is the one this was tested with.
+                limiter.context.view_rate_limit = None
+        return response
 
 
 def store_answers(storage: Any) -> bool:
