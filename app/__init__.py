@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         register_security_headers,
         check_code_keys,
         check_webhook_secrets_key,
+        check_records_key,
     ):
         register(app)
     fast.drop_limiter_hook(app, limiter)  # once every blueprint (and its limits) is in
@@ -89,18 +90,41 @@ def check_code_keys(app: Flask) -> None:
 def check_webhook_secrets_key(app: Flask) -> None:
     """Refuse to start with a WEBHOOK_SECRETS_KEY that cannot open the stored signing
     secrets (every delivery would fail). Skipped as `check_code_keys` is."""
+    from app.services import webhooks
+
+    _refuse_at_start(
+        app, lambda: webhooks.check_secrets_key(app.config), webhooks.SecretsKeyMismatch
+    )
+
+
+def check_records_key(app: Flask) -> None:
+    """Refuse to start with a records key (RECORDS_KEY, else SECRET_KEY) other than the one
+    the stored recovery codes and unlock sessions were made under, and record the first.
+    Skipped as `check_code_keys` is."""
+    from app.extensions import db
+    from app.platform import secret_keys
+
+    _refuse_at_start(
+        app,
+        lambda: secret_keys.check_records_key(app.config, db.session),
+        secret_keys.RecordsKeyMismatch,
+    )
+
+
+def _refuse_at_start(app: Flask, check: Callable[[], object], mismatch: type[Exception]) -> None:
+    """Run a start's key check: its mismatch refuses the start; an unreachable database
+    leaves the check to the next start."""
     if app.config["ENV_NAME"] == "testing":
         return
     from sqlalchemy.exc import DBAPIError
 
     from app.extensions import db
     from app.platform.database import is_outage
-    from app.services import webhooks
 
     with app.app_context():
         try:
-            webhooks.check_secrets_key(app.config)
-        except webhooks.SecretsKeyMismatch as error:
+            check()
+        except mismatch as error:
             raise InsecureConfiguration(str(error)) from None
         except DBAPIError as error:
             if not is_outage(error):

@@ -8,6 +8,7 @@ from app.models.event import AreaWatch, Event, Notification
 from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
 from app.models.image import ContentImage, ImageTarget
 from app.models.job import Job, JobState
+from app.models.keys import KeyFingerprint
 from app.models.note import Note, NoteComment
 from app.models.note_search import SEARCH_CONFIGS  # and the search index's DDL
 from app.models.notification_mail import NotificationDigest, NotificationMail, NotificationSettings
@@ -47,6 +48,7 @@ __all__ = [
     "Job",
     "JobState",
     "JourneyStop",
+    "KeyFingerprint",
     "LoginFailure",
     "Note",
     "NoteComment",

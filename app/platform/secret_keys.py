@@ -51,3 +51,45 @@ def _derived(records: str, purpose: str) -> bytes:
     return hmac.new(
         records.encode(), b"location-notes/" + purpose.encode(), hashlib.sha256
     ).digest()
+
+
+RECORDS = "records"  # the name of RECORDS_KEY's fingerprint (KeyFingerprint)
+
+
+class RecordsKeyMismatch(Exception):
+    """The records key is not the one the stored codes were made under."""
+
+
+def records_fingerprint(config: Mapping[str, Any]) -> str:
+    """An HMAC of a fixed text under the records key (RECORDS_KEY, else SECRET_KEY)."""
+    root = str(config.get("RECORDS_KEY") or "") or str(config["SECRET_KEY"])
+    return record_hmac(root.encode(), b"location-notes records key fingerprint")
+
+
+def check_records_key(config: Mapping[str, Any], session: Any) -> None:
+    """Record the records key's fingerprint at the first start; raise RecordsKeyMismatch
+    at a start under another key, which would void every recovery code and unlock. A
+    database not migrated yet (`flask db upgrade` makes the app first) is left alone."""
+    from sqlalchemy import inspect
+
+    from app.models.base import utcnow
+    from app.models.keys import KeyFingerprint
+    from app.platform.database import insert_ignoring_duplicates
+
+    if not inspect(session.get_bind()).has_table(KeyFingerprint.__tablename__):
+        return
+    fingerprint = records_fingerprint(config)
+    row = {"name": RECORDS, "fingerprint": fingerprint, "recorded_utc": utcnow()}
+    insert_ignoring_duplicates(session, KeyFingerprint, ["name"], [row])
+    session.commit()
+    stored = session.get(KeyFingerprint, RECORDS).fingerprint
+    if stored == fingerprint:
+        return
+    which = "RECORDS_KEY" if config.get("RECORDS_KEY") else "SECRET_KEY (RECORDS_KEY is unset)"
+    raise RecordsKeyMismatch(
+        f"Refusing to start: {which} is not the key this database's recovery codes and "
+        f"unlock sessions were made under (stored fingerprint {stored[:12]}..., this "
+        f"key's {fingerprint[:12]}...): "
+        "every recovery code would fail. Set RECORDS_KEY to that key; an installation from "
+        "before 0.2.0 sets it to the SECRET_KEY of then (docs/operations.md, Rotating the keys)."
+    )

@@ -5,7 +5,8 @@ own; an account, notes, an image, a trackable, a webhook and a data export made 
 the API; backed up as operators are told (`pg_dump -Fc`, then `tar` of the store, the keys
 kept apart) and restored into a new database and store. Started with the same keys,
 every printed code, finder's unlock, image, note, export, token and signing secret still
-works; started with another code key or webhook secrets key, the start is refused."""
+works; started with another code key, webhook secrets key or records key, the start is
+refused."""
 
 from __future__ import annotations
 
@@ -347,6 +348,14 @@ def test_a_start_with_another_webhook_secrets_key_is_refused_and_says_why(drill,
     message = str(refused.value)
     assert message.startswith("Refusing to start: WEBHOOK_SECRETS_KEY")
     assert "deliveries of 1 subscription would all fail" in message
+
+
+def test_a_start_with_another_records_key_is_refused_and_says_why(drill, receiver):
+    with pytest.raises(InsecureConfiguration) as refused:
+        start(drill.url, drill.root, receiver, RECORDS_KEY="another-records-key-" + "x" * 40)
+    message = str(refused.value)
+    assert message.startswith("Refusing to start: RECORDS_KEY is not the key")
+    assert "every recovery code would fail" in message
 
 
 def test_the_restored_database_is_ready_and_at_the_migrations_head(drill):

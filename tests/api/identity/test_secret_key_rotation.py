@@ -147,5 +147,28 @@ def test_production_refuses_a_rotation_that_would_void_stored_codes(settings, wo
         create_app(PRODUCTION | settings)
 
 
+def start(database_url, tmp_path, **keys):
+    """A start as a server makes it (the key checks run; tests' own apps skip them)."""
+    settings = {
+        "ENV_NAME": "development",
+        "SQLALCHEMY_DATABASE_URI": database_url,
+        "DEV_KEYS_FILE": tmp_path / "keys.json",
+        "RATELIMIT_STORAGE_URI": "memory://",
+    }
+    return create_app(settings | keys)
+
+
+def test_a_start_under_another_records_key_is_refused_before_it_voids_the_codes(
+    app, database_url, tmp_path
+):
+    start(database_url, tmp_path, SECRET_KEY=OLD)  # the first start records its key
+    with pytest.raises(InsecureConfiguration, match=r"SECRET_KEY \(RECORDS_KEY is unset\) is"):
+        start(database_url, tmp_path, SECRET_KEY=NEW)  # a rotation without RECORDS_KEY
+    start(database_url, tmp_path, SECRET_KEY=NEW, SECRET_KEY_FALLBACKS=[OLD], RECORDS_KEY=OLD)
+    start(database_url, tmp_path, SECRET_KEY=NEWER, RECORDS_KEY=OLD)
+    with pytest.raises(InsecureConfiguration, match="RECORDS_KEY is not the key"):
+        start(database_url, tmp_path, SECRET_KEY=NEWER, RECORDS_KEY=NEW)
+
+
 def test_production_starts_with_a_rotation_and_its_records_key():
     create_app(PRODUCTION | {"SECRET_KEY_FALLBACKS": [OLD], "RECORDS_KEY": OLD})
