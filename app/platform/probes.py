@@ -30,7 +30,7 @@ from app.platform.database import (
 )
 from app.platform.dependencies import check_registered
 from app.platform.dependencies import record as record_dependency
-from app.platform.ratelimit_storage import limits_unavailable, store_answers
+from app.platform.ratelimit_storage import STORE_RETRY_AFTER_SECONDS, store_answers
 
 probes = Blueprint("probes", __name__)
 
@@ -71,7 +71,7 @@ def readyz() -> Response:
             _session(), current_app.config, read=lambda: jobs.backlog(_session())
         )
     except Exception as error:  # any driver error means "not ready"
-        record_dependency("database", False, time.monotonic() - started)
+        down = record_dependency("database", False, time.monotonic() - started)
         note_failure(error)
         with suppress(Exception):  # the connection may have died with the database
             _session().rollback()
@@ -81,6 +81,7 @@ def readyz() -> Response:
             "The database is not reachable.",
             code=Code.DATABASE_UNAVAILABLE,
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            dependencies={"database": down},
         )
     dependencies = {"database": record_dependency("database", True, time.monotonic() - started)}
     # The app's limiter (Flask-Limiter keeps itself there; the platform imports no extension).
@@ -91,9 +92,16 @@ def readyz() -> Response:
     dependencies["rateLimits"] = record_dependency(
         "rateLimits", limits_up, time.monotonic() - started
     )
-    if not limits_up:
-        return limits_unavailable()  # the answer every limited request gets meanwhile
     dependencies.update(check_registered(current_app))  # reported; the rest still serves
+    if not limits_up:
+        # The code every limited request gets meanwhile; the warning is theirs to log.
+        return problem(
+            503,
+            "The rate limits' store is not reachable: every limited route answers 503.",
+            code=Code.RATE_LIMITS_UNAVAILABLE,
+            headers={"Retry-After": str(STORE_RETRY_AFTER_SECONDS)},
+            dependencies=dependencies,
+        )
     oldest = waiting.oldest_waiting_seconds
     behind = oldest is not None and oldest > float(current_app.config["JOBS_BACKLOG_ALERT_SECONDS"])
     if behind and time.monotonic() - _warned_behind[0] > BEHIND_WARNING_EVERY_SECONDS:

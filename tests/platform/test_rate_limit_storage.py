@@ -206,4 +206,7 @@ def test_a_redis_that_holds_the_limits_and_is_away_is_503_and_unready(app, datab
         assert headers["Retry-After"] == "5"
         status, headers, problem = _answer(port, "/readyz")
         assert (status, problem["code"]) == (503, "rate_limits_unavailable")
+        assert headers["Retry-After"] == "5"
+        assert problem["dependencies"]["rateLimits"]["up"] is False
+        assert problem["dependencies"]["database"]["up"] is True
         assert _answer(port, "/healthz")[0] == 200

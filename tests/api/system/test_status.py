@@ -241,5 +241,6 @@ def test_readyz_is_503_problem_when_database_is_unreachable(database_url, tmp_pa
     response = broken.test_client().get("/readyz")
     assert response.status_code == 503
     assert response.mimetype == "application/problem+json"
+    assert response.get_json()["dependencies"]["database"]["up"] is False
     with broken.app_context():
         db.engine.dispose()
