@@ -743,8 +743,8 @@ def check_own_writes_on_a_lagging_replica(rig: Rig, rounds: int = 5) -> bool:
         f"for {', '.join(f'{value:.1f}' for value in others_stale)} s; /readyz: {lag}"
     )
     # The replica served at all (someone saw it stale), and never the writer. The lag measure
-    # overestimates between sparse writes (the age of the last change replayed), so some
-    # rounds read the primary: conservative, as meant.
+    # (by WAL positions) overestimates by up to one check interval, so some rounds read the
+    # primary: conservative, as meant.
     return own_stale == 0 and any(value > 0 for value in others_stale)
 
 

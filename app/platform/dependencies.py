@@ -5,10 +5,12 @@ exports), with a check that raises when the service does not answer within its o
 timeout. /readyz lists every dependency with whether it answered; the database and the
 Redis of the rate limits make it 503 (app.platform.probes), a registered one only reports:
 the instance still serves everything else. Each check also sets the
-`location_notes_dependency_up` and `..._check_seconds` gauges (app.platform.metrics)."""
+`location_notes_dependency_up` and `..._check_seconds` gauges (app.platform.metrics); the
+read replica's lag, `location_notes_replica_lag_seconds`, is recorded here too."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +39,11 @@ def record(name: str, up: bool, seconds: float) -> dict[str, Any]:
     metrics.DEPENDENCY_UP.labels(name).set(1 if up else 0)
     metrics.DEPENDENCY_CHECK_SECONDS.labels(name).set(seconds)
     return {"up": up, "checkSeconds": round(seconds, 3)}
+
+
+def record_replica_lag(seconds: float | None) -> None:
+    """The read replica's last measured lag (None: not measured, exported as +Inf)."""
+    metrics.REPLICA_LAG_SECONDS.set(math.inf if seconds is None else seconds)
 
 
 def check_registered(app: Flask) -> dict[str, dict[str, Any]]:

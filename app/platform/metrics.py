@@ -88,6 +88,14 @@ DEPENDENCY_CHECK_SECONDS = Gauge(
     ["dependency"],
     multiprocess_mode="livemostrecent",
 )
+# The read replica's lag as the process last measured it (app.platform.database.replica),
+# by the primary's WAL positions: +Inf while it is not measured (unreachable counts as too far).
+REPLICA_LAG_SECONDS = Gauge(
+    "location_notes_replica_lag_seconds",
+    "How far the read replica is behind the primary at most, by WAL positions, at the last "
+    "measure; the age of the oldest sample when it reached none; +Inf when not measured.",
+    multiprocess_mode="livemostrecent",
+)
 
 # --- the database pool (app.platform.database.measure_pool) ---------------------------------
 

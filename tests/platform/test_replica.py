@@ -1,7 +1,8 @@
 """Anonymous public reads from the read replica (DATABASE_REPLICA_URL), everything else
 from the primary. The "replica" here is a second database with the same tables and
-different rows, so the answer says which one served it; a real streaming replica, lagging
-on purpose, is `make topology`'s (bench/topology.py). PostgreSQL only."""
+different rows, so the answer says which one served it; being no standby, it has replayed
+no writer's position. A real streaming replica, cut, paused and stopped, is
+tests/platform/test_replica_stream.py's. PostgreSQL only."""
 
 from __future__ import annotations
 
@@ -15,7 +16,13 @@ from sqlalchemy import create_engine, make_url
 from app.extensions import db
 from app.models.base import Base
 from app.models.enums import NoteVisibility
-from app.platform.database.replica import REPLICA_ENDPOINTS, WROTE_COOKIE
+from app.platform import metrics
+from app.platform.database.replica import (
+    REPLICA_ENDPOINTS,
+    WROTE_COOKIE,
+    format_lsn,
+    parse_lsn,
+)
 from tests.conftest import ApiClient, fresh_postgresql_database, make_test_app
 from tests.factories import make_note, make_user
 
@@ -113,7 +120,24 @@ def test_a_caller_who_just_wrote_reads_the_primary(both, replica_url, tmp_path):
     assert cookie.max_age == int(app.config["DATABASE_REPLICA_STICKY_SECONDS"])
     assert cookie.http_only
     assert cookie.secure == app.config["SESSION_COOKIE_SECURE"]  # as the site's other cookies
+    assert parse_lsn(cookie.value) is not None  # the primary's WAL position after the write
     assert "on the primary" in titles(api.get(BOUNDS))
+
+
+@pytest.mark.parametrize("value", ["1", "primary", "0/", "G/1", "1/2/3", "%00", ""])
+def test_a_cookie_that_names_no_position_reads_the_primary(both, replica_url, tmp_path, value):
+    _app, api, _owner = both
+    put_on_replica(replica_url, "on the replica", tmp_path)
+    api.client.set_cookie(WROTE_COOKIE, value)
+    assert titles(api.get(BOUNDS)) == {"on the primary"}
+
+
+def test_wal_positions_read_and_print_as_postgresql_writes_them():
+    assert parse_lsn("16/B374D848") == 0x16_B374D848
+    assert format_lsn(0x16_B374D848) == "16/B374D848"
+    assert parse_lsn("0/0") == 0
+    assert format_lsn(0) == "0/0"
+    assert parse_lsn("not/a position") is None
 
 
 def test_a_refused_write_does_not_mark_the_client(both):
@@ -143,7 +167,17 @@ def test_an_unreachable_replica_leaves_the_primary_serving(database_url, replica
         api = ApiClient(app.test_client())
         assert api.get(BOUNDS).status_code == 200
         ready = api.get("/readyz").get_json()
-        assert ready["replica"] == {"lagSeconds": None, "maxLagSeconds": 5.0, "inUse": False}
+        assert (
+            ready["replica"].items()
+            >= {
+                "lagSeconds": None,
+                "maxLagSeconds": 5.0,
+                "inUse": False,
+                "replayLsn": None,
+                "receiving": None,
+            }.items()
+        )
+        assert metrics.value("location_notes_replica_lag_seconds") == float("inf")
         db.session.remove()
         for engine in db.engines.values():
             engine.dispose()
@@ -152,8 +186,18 @@ def test_an_unreachable_replica_leaves_the_primary_serving(database_url, replica
 def test_readiness_reports_the_replica(both):
     _app, api, _owner = both
     ready = api.get("/readyz").get_json()
-    # A database that is not in recovery has nothing to replay: no lag.
-    assert ready["replica"] == {"lagSeconds": 0.0, "maxLagSeconds": 5.0, "inUse": True}
+    # A database that is not in recovery is measured by its own WAL position: on the same
+    # server as the primary, no lag. It replays nothing and has no WAL receiver.
+    assert ready["replica"] == {
+        "lagSeconds": 0.0,
+        "maxLagSeconds": 5.0,
+        "inUse": True,
+        "replayLsn": None,
+        "primaryLsn": ready["replica"]["primaryLsn"],
+        "receiving": None,
+    }
+    assert parse_lsn(ready["replica"]["primaryLsn"]) is not None
+    assert metrics.value("location_notes_replica_lag_seconds") == 0.0
 
 
 def test_only_public_reads_are_routed(both):

@@ -1,19 +1,21 @@
 """Anonymous reads from a PostgreSQL read replica (DATABASE_REPLICA_URL).
 
-Only the routes in REPLICA_ENDPOINTS, only GET and HEAD, only for a caller who is not signed
-in, and only while the replica is at most DATABASE_REPLICA_MAX_LAG_SECONDS behind, read from
-the replica; everything else uses the primary. A caller who has just written gets the
-`ln_wrote` cookie for longer than the lag allowed and reads the primary meanwhile: nobody is
-served a replica that lacks their own write. Others may see someone else's change up to the
-lag bound late. A replica that cannot be reached counts as too far behind; `/readyz`
-reports the last lag measured.
+Only GET and HEAD of REPLICA_ENDPOINTS by a caller not signed in read the replica, and only
+while it is within DATABASE_REPLICA_MAX_LAG_SECONDS: measured by WAL positions, never by
+the replica's own word (a replica cut from the stream or paused still says it replayed all
+it received). Each process samples the primary's `pg_current_wal_lsn()` and counts the
+replica as far behind as the newest sample its replay has reached; an unreachable one as
+too far. A write sets the `ln_wrote` cookie to the primary's LSN after it: its holder reads
+the replica only once the replica has replayed that far.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,11 +26,15 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine
 
 from app.platform.database.guard import answer_within
+from app.platform.dependencies import record_replica_lag
 
 log = logging.getLogger(__name__)
 
 BIND = "replica"
 WROTE_COOKIE = "ln_wrote"
+# The cookie's value when the primary's position could not be read after the write: like any
+# value that is not a WAL position, it keeps its holder on the primary while it lasts.
+PRIMARY_ONLY = "primary"
 READ_METHODS = frozenset({"GET", "HEAD"})
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # Public discovery and the public pages: what anonymous visitors read most.
@@ -50,55 +56,148 @@ REPLICA_ENDPOINTS = frozenset(
         "pages.group_feed",
     }
 )
-LAG_SQL = text(
-    "SELECT CASE WHEN NOT pg_is_in_recovery() THEN 0.0"
-    " WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0.0"
-    " ELSE COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()), 1e9)"
-    " END"
+PRIMARY_LSN_SQL = text("SELECT pg_current_wal_lsn()::text")
+# Where the replica stands: in recovery, what it has replayed; otherwise (promoted, or a
+# plain second database) its own position. Then the replay position alone (NULL on a server
+# never in recovery) and its WAL receiver (the status needs pg_read_all_stats; the row not).
+REPLICA_SQL = text(
+    "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()"
+    " ELSE pg_current_wal_lsn() END::text,"
+    " pg_last_wal_replay_lsn()::text, pg_is_in_recovery(),"
+    " EXISTS (SELECT FROM pg_stat_wal_receiver),"
+    " (SELECT status FROM pg_stat_wal_receiver)"
 )
+REPLAY_SQL = text("SELECT pg_last_wal_replay_lsn()::text")
+LSN = re.compile(r"[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}")
 
 
-@dataclass
+def parse_lsn(value: str | None) -> int | None:
+    """PostgreSQL's text form of a WAL position (`16/B374D848`) as a number; None for
+    anything else (a cookie a client made up, an earlier release's `1`)."""
+    if value is None or not LSN.fullmatch(value):
+        return None
+    high, low = value.split("/")
+    return int(high, 16) << 32 | int(low, 16)
+
+
+def format_lsn(lsn: int) -> str:
+    return f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"
+
+
+@dataclass(frozen=True)
 class LagReading:
-    seconds: float | None  # None: the replica could not be reached
-    at: float  # time.monotonic() of the reading
+    # How far behind the primary the replica is at most, as of `at`: `at` minus the time of
+    # the newest primary sample its position has reached (0: the sample just taken). When it
+    # reached none (`bounded` False), the oldest sample's age: it is at least that far
+    # behind. None: not measured (the replica, or the primary ever since, did not answer).
+    seconds: float | None
+    bounded: bool
+    at: float  # time.monotonic() when the reading began (its primary sample's time)
+    primary_lsn: int | None = None  # the primary's newest sample
+    replay_lsn: int | None = None  # pg_last_wal_replay_lsn(): None when never in recovery
+    receiving: bool | None = None  # a WAL receiver streams; None when not in recovery
 
 
 class ReplicaState:
-    """The process's last lag reading, refreshed at most every `every` seconds."""
+    """The process's view of the replica, measured again at most every `every` seconds:
+    a short history of (time, primary LSN) samples, and the replica's position."""
 
-    def __init__(self, engine: Engine, config: Mapping[str, Any]) -> None:
+    def __init__(
+        self, engine: Engine, primary: Callable[[], Engine], config: Mapping[str, Any]
+    ) -> None:
         self.engine = engine
+        self.reader = autocommit_reader(engine)  # one round trip a reading, no BEGIN
+        self.primary = primary
         self.max_lag = float(config["DATABASE_REPLICA_MAX_LAG_SECONDS"])
         self.every = float(config["DATABASE_REPLICA_LAG_CHECK_SECONDS"])
         self.deadline = float(config["DATABASE_CHECK_TIMEOUT_SECONDS"])
-        self.reading = LagReading(None, float("-inf"))
+        self.reading = LagReading(None, False, float("-inf"))
+        self.samples: deque[tuple[float, int]] = deque()
+        self.reached: tuple[float, int] | None = None  # the newest sample it had reached
+        self.replayed: int | None = None  # the replay position read last (cookie decisions)
         self._lock = threading.Lock()
 
-    def lag(self) -> float | None:
-        """The replica's lag in seconds (None when unreachable), measured again when the
-        last reading is older than `every`."""
+    def current(self) -> LagReading:
+        """The last reading, taken again when older than `every`."""
         reading = self.reading
         if time.monotonic() - reading.at < self.every:
-            return reading.seconds
+            return reading
         with self._lock:
             if time.monotonic() - self.reading.at >= self.every:
-                self.reading = LagReading(self._measure(), time.monotonic())
-            return self.reading.seconds
+                self.reading = self._measure()
+            return self.reading
 
     def usable(self) -> bool:
-        lag = self.lag()
-        return lag is not None and lag <= self.max_lag
+        return self.within(self.current())
 
-    # Measured by each process at most every DATABASE_REPLICA_LAG_CHECK_SECONDS: zero when the
-    # replica has replayed all it received, otherwise the age of the last transaction it replayed.
-    def _measure(self) -> float | None:
+    def within(self, reading: LagReading) -> bool:
+        """Within the bound now: the reading's lag plus its age (what the primary may have
+        written since) is at most `max_lag`."""
+        if reading.seconds is None or not reading.bounded:
+            return False
+        return reading.seconds + (time.monotonic() - reading.at) <= self.max_lag
+
+    def has_replayed(self, lsn: int) -> bool:
+        """Whether the replica has replayed the WAL up to `lsn`: by the last position read
+        when that is far enough, else by reading it now."""
+        known = self.replayed
+        if known is not None and known >= lsn:
+            return True
         try:
-            with answer_within(self.deadline), self.engine.connect() as connection:
-                return float(connection.execute(LAG_SQL).scalar_one())
+            with answer_within(self.deadline), self.reader.connect() as connection:
+                self.replayed = parse_lsn(connection.execute(REPLAY_SQL).scalar_one())
         except Exception as error:  # any failure: the primary serves
             log.warning("read replica unreachable, reading from the primary: %s", error)
+            return False
+        return self.replayed is not None and self.replayed >= lsn
+
+    def primary_lsn(self) -> int | None:
+        """The primary's WAL position now (None when it does not answer in time)."""
+        try:
+            with answer_within(self.deadline), self.primary().connect() as connection:
+                return parse_lsn(connection.execute(PRIMARY_LSN_SQL).scalar_one())
+        except Exception as error:  # reported by the reading; the caller decides
+            log.warning("the primary's WAL position was not read: %s", error)
             return None
+
+    # The primary first, then the replica: a replica that reached the sample had everything
+    # committed before the sample's time, so its lag is at most the sample's age.
+    def _measure(self) -> LagReading:
+        now = time.monotonic()
+        primary = self.primary_lsn()
+        if primary is not None:
+            self.samples.append((now, primary))
+        try:
+            with answer_within(self.deadline), self.reader.connect() as connection:
+                row = connection.execute(REPLICA_SQL).one()
+        except Exception as error:  # any failure: the primary serves
+            log.warning("read replica unreachable, reading from the primary: %s", error)
+            self._forget(now)
+            record_replica_lag(None)
+            return LagReading(None, False, now, primary)
+        position, replay, in_recovery, has_receiver, status = row
+        self.replayed = parse_lsn(replay)
+        seconds, bounded = self._against_samples(now, parse_lsn(position) or 0)
+        record_replica_lag(seconds)
+        receiving = (has_receiver and status in {None, "streaming"}) if in_recovery else None
+        return LagReading(seconds, bounded, now, primary, self.replayed, receiving)
+
+    def _against_samples(self, now: float, position: int) -> tuple[float | None, bool]:
+        """The lag and whether it is an upper bound, for a replica at `position`."""
+        kept = [*([self.reached] if self.reached else []), *self.samples]
+        reached = [sample for sample in kept if sample[1] <= position]
+        self.reached = max(reached) if reached else None
+        self._forget(now)
+        if self.reached is not None:
+            return now - self.reached[0], True
+        return (now - min(kept)[0] if kept else None), False
+
+    # Samples older than the bound plus one check cannot put the replica within the bound
+    # again; only the newest one it reached is kept beyond that, for an honest lag figure.
+    def _forget(self, now: float) -> None:
+        horizon = now - self.max_lag - self.every
+        while len(self.samples) > 1 and self.samples[0][0] < horizon:
+            self.samples.popleft()
 
 
 class RoutingSession(FlaskSession):
@@ -137,23 +236,13 @@ def anonymous_public_read() -> bool:
 NO_TRANSACTION = "read_without_transaction"
 
 
-# Why this reads the same rows: under READ COMMITTED every statement of a transaction takes its own
-# snapshot anyway, and these routes write nothing (a read-only replica serves them); a write flushed
-# from one would go to the primary in a transaction of its own, as from the replica. It saves the
-# round trips of BEGIN and ROLLBACK.
-def read_without_transactions(app: Flask, engine: Engine) -> None:
-    """PostgreSQL: the anonymous public reads the primary serves run each statement on
-    its own, in psycopg2's autocommit (the module notes say why that reads the same rows).
-
-    The reader is the engine with its pool; a connection it takes is switched to
-    autocommit, and every connection given back to the pool is switched out of it. Both
-    are psycopg2's client-side flag: no statement is sent (SQLAlchemy's AUTOCOMMIT
+def autocommit_reader(engine: Engine) -> Engine:
+    """The engine with its pool, whose connections run each statement on its own in
+    psycopg2's autocommit; every connection given back to the pool is switched out of it.
+    Both are psycopg2's client-side flag: no statement is sent (SQLAlchemy's AUTOCOMMIT
     isolation level sends `SET default_transaction_isolation` when it restores the level,
     a round trip on the connection's next request that would cost what was saved)."""
-    if engine.dialect.name != "postgresql":
-        return
     reader = engine.execution_options()
-    app.extensions[NO_TRANSACTION] = reader
 
     @event.listens_for(reader, "engine_connect")
     def without_transaction(connection: Connection) -> None:
@@ -167,6 +256,20 @@ def read_without_transactions(app: Flask, engine: Engine) -> None:
         # it); psycopg2 refuses the switch on a closed one.
         if dbapi_connection is not None and not dbapi_connection.closed:
             dbapi_connection.autocommit = False
+
+    return reader
+
+
+# Why this reads the same rows: under READ COMMITTED every statement of a transaction takes its own
+# snapshot anyway, and these routes write nothing (a read-only replica serves them); a write flushed
+# from one would go to the primary in a transaction of its own, as from the replica. It saves the
+# round trips of BEGIN and ROLLBACK.
+def read_without_transactions(app: Flask, engine: Engine) -> None:
+    """PostgreSQL: the anonymous public reads the primary serves run each statement on
+    its own (`autocommit_reader`; the module notes say why that reads the same rows)."""
+    if engine.dialect.name != "postgresql":
+        return
+    app.extensions[NO_TRANSACTION] = autocommit_reader(engine)
 
     @app.before_request
     def read_without_transaction() -> None:
@@ -199,6 +302,7 @@ def replica_options(config: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     if not url.startswith(("postgresql", "postgres")):
         raise ValueError("DATABASE_REPLICA_URL must name a PostgreSQL server")
+    # The cookie's outer limit: once it is gone, a replica within the bound has the write.
     if float(config["DATABASE_REPLICA_STICKY_SECONDS"]) <= float(
         config["DATABASE_REPLICA_MAX_LAG_SECONDS"]
     ):
@@ -211,24 +315,30 @@ def replica_options(config: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def route_reads(app: Flask, engine: Engine) -> None:
-    """Choose the replica per request, and mark writers with the cookie."""
-    state = ReplicaState(engine, app.config)
+    """Choose the replica per request, and mark writers with the cookie. Called in the
+    app context, before `read_without_transactions` (whose reader then samples the primary:
+    one round trip, no BEGIN)."""
+    primary: Engine = app.extensions["sqlalchemy"].engine
+    state = ReplicaState(engine, lambda: app.extensions.get(NO_TRANSACTION, primary), app.config)
     app.extensions["read_replica"] = state
     sticky = int(float(app.config["DATABASE_REPLICA_STICKY_SECONDS"]))
 
     @app.before_request
     def choose_replica() -> None:
-        if WROTE_COOKIE not in request.cookies and anonymous_public_read() and state.usable():
-            g.read_replica = True
+        # Set on every request: an app context shared by several requests (tests,
+        # scripts) must not carry one request's choice into the next.
+        g.read_replica = anonymous_public_read() and replica_serves(state)
 
-    # Any successful POST, PUT, PATCH or DELETE, anonymous finders included, sets the cookie for
+    # Any successful POST, PUT, PATCH or DELETE, anonymous finders included, sets the cookie to
+    # the primary's position after it (the route has committed), for at most
     # DATABASE_REPLICA_STICKY_SECONDS.
     @app.after_request
     def mark_writer(response: Response) -> Response:
         if request.method in WRITE_METHODS and response.status_code < 400:
+            written = state.primary_lsn()
             response.set_cookie(
                 WROTE_COOKIE,
-                "1",
+                PRIMARY_ONLY if written is None else format_lsn(written),
                 max_age=sticky,
                 httponly=True,
                 samesite="Lax",
@@ -238,14 +348,31 @@ def route_reads(app: Flask, engine: Engine) -> None:
         return response
 
 
+def replica_serves(state: ReplicaState) -> bool:
+    """Whether the replica may serve this anonymous read: within the bound, and for a
+    writer's cookie only once it has replayed the position the cookie names."""
+    if not state.usable():
+        return False
+    wrote = request.cookies.get(WROTE_COOKIE)
+    if wrote is None:
+        return True
+    written = parse_lsn(wrote)  # anything else: the primary, while the cookie lasts
+    return written is not None and state.has_replayed(written)
+
+
 def replica_report(app: Flask) -> dict[str, Any] | None:
-    """`/readyz`'s view of the replica: the last lag measured and whether reads use it."""
+    """`/readyz`'s view of the replica: the lag at the last reading (an upper bound; null
+    when not measured), whether reads use it now, its replay position against the
+    primary's (null when never in recovery) and whether a WAL receiver streams."""
     state: ReplicaState | None = app.extensions.get("read_replica")
     if state is None:
         return None
-    lag = state.lag()
+    reading = state.current()
     return {
-        "lagSeconds": None if lag is None else round(lag, 3),
+        "lagSeconds": None if reading.seconds is None else round(reading.seconds, 3),
         "maxLagSeconds": state.max_lag,
-        "inUse": lag is not None and lag <= state.max_lag,
+        "inUse": state.within(reading),
+        "replayLsn": None if reading.replay_lsn is None else format_lsn(reading.replay_lsn),
+        "primaryLsn": None if reading.primary_lsn is None else format_lsn(reading.primary_lsn),
+        "receiving": reading.receiving,
     }
