@@ -93,6 +93,12 @@ def readyz() -> Response:
         "rateLimits", limits_up, time.monotonic() - started
     )
     dependencies.update(check_registered(current_app))  # reported; the rest still serves
+    # The read replica reports too: while it lags or is away the primary serves its reads.
+    started = time.monotonic()
+    replica = replica_report(current_app)
+    if replica is not None:
+        answered = replica["lagSeconds"] is not None
+        dependencies["replica"] = record_dependency("replica", answered, time.monotonic() - started)
     if not limits_up:
         # The code every limited request gets meanwhile; the warning is theirs to log.
         return problem(
@@ -108,7 +114,6 @@ def readyz() -> Response:
         _warned_behind[0] = time.monotonic()
         current_app.logger.warning("background jobs are behind: the oldest has waited %ds", oldest)
     extra = {}
-    replica = replica_report(current_app)
     if replica is not None:
         extra["replica"] = replica
     return jsonify(

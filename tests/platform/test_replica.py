@@ -178,6 +178,8 @@ def test_an_unreachable_replica_leaves_the_primary_serving(database_url, replica
             }.items()
         )
         assert metrics.value("location_notes_replica_lag_seconds") == float("inf")
+        assert ready["status"] == "ready"  # the primary serves the replica's reads
+        assert ready["dependencies"]["replica"]["up"] is False
         db.session.remove()
         for engine in db.engines.values():
             engine.dispose()
@@ -186,6 +188,7 @@ def test_an_unreachable_replica_leaves_the_primary_serving(database_url, replica
 def test_readiness_reports_the_replica(both):
     _app, api, _owner = both
     ready = api.get("/readyz").get_json()
+    assert ready["dependencies"]["replica"]["up"] is True
     # A database that is not in recovery is measured by its own WAL position: on the same
     # server as the primary, no lag. It replays nothing and has no WAL receiver.
     assert ready["replica"] == {
