@@ -9,7 +9,7 @@ import uuid
 from datetime import timedelta
 
 import click
-from flask import Flask
+from flask import Flask, current_app
 from flask.cli import AppGroup
 
 from app.extensions import db
@@ -40,12 +40,25 @@ def grant_superadmin(email: str) -> None:
 
 @seed_cli.command("demo")
 def seed_demo() -> None:
-    """Create a small realistic data set for trying the API (safe to run twice)."""
-    from app.seed import seed_demo_notes, seed_demo_users
+    """Create a small realistic data set for trying the API and the pages (safe to run
+    twice; it prints the accounts, the password and the trackables' codes every time)."""
+    from app.seed import (
+        demo_sign_in,
+        seed_demo_notes,
+        seed_demo_team,
+        seed_demo_trackables,
+        seed_demo_users,
+    )
 
+    config = current_app.config
+    if config["ENV_NAME"] == "production":
+        raise click.ClickException("the demo data set is not for production: nothing was made")
     click.echo(seed_demo_users())
     click.echo(seed_demo_notes())
+    click.echo(seed_demo_team())
+    click.echo(seed_demo_trackables(config))
     db.session.commit()
+    click.echo(demo_sign_in(config))
 
 
 @reports_cli.command("list")

@@ -1,6 +1,10 @@
-"""The demo data set behind `flask seed demo`: idempotent, realistic, small."""
+"""The demo data set behind `flask seed demo`: idempotent, realistic, small, and enough for
+a newcomer to try every page: confirmed accounts, a team, public and private notes, an
+activated trackable with a journey and one waiting for activation, their codes printed."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from app.extensions import db
 from app.models.user import User
@@ -115,3 +119,95 @@ def seed_demo_notes() -> str:
         )
         created += 1
     return f"demo notes: {created} created"
+
+
+DEMO_TEAM = ("ada_walks", "Canal walkers", "Walks along Berlin's canals, with a notebook.")
+# (owner, name, its own secret code: fixed, so a second run prints the same codes; whether
+# activated; its journey as (finder, latitude, longitude))
+DEMO_TRACKABLES = [
+    (
+        "ada_walks",
+        "Travelling teddy",
+        "DEMO-TEDDY-2026",
+        True,
+        [("ben_maps", 48.8566, 2.3522), ("chloe_trails", 47.3769, 8.5417)],
+    ),
+    ("ada_walks", "Postcard in a bottle", "DEMO-BOTTLE-2026", False, []),
+]
+
+
+def seed_demo_team() -> str:
+    """Ada's team (she is its admin), made once."""
+    from sqlalchemy import select
+
+    from app.auth import build_viewer
+    from app.models.team import Team
+    from app.services import teams
+
+    user_name, name, description = DEMO_TEAM
+    owner = db.session.scalar(select(User).where(User.user_name == user_name))
+    if owner is not None and not db.session.scalar(select(Team.id).where(Team.name == name)):
+        teams.create_team(
+            build_viewer(owner), name=name, description=description, default_language="en"
+        )
+    return f'demo team: "{name}", its admin {owner.email if owner else user_name}'
+
+
+def seed_demo_trackables(config: Any) -> str:
+    """Ada's trackables: one activated with a journey, one waiting for activation; each
+    with a fixed secret code of its own. Lists their codes and the pages that show them."""
+    from sqlalchemy import select
+
+    from app.auth import build_viewer
+    from app.models.trackable import Trackable
+    from app.services import trackables
+
+    guess_client = trackables.guess_key("127.0.0.1", config)
+    settings = trackables.CodeSettings.from_config(config)
+    base = str(config["PUBLIC_BASE_URL"]).rstrip("/")
+    lines = ["demo trackables:"]
+    for user_name, name, secret, activated, journey in DEMO_TRACKABLES:
+        owner = db.session.scalar(select(User).where(User.user_name == user_name))
+        if owner is None:
+            continue
+        found = db.session.scalar(
+            select(Trackable).where(
+                Trackable.created_by_user_id == owner.id, Trackable.name == name
+            )
+        )
+        if found is None:
+            created = trackables.create_trackable(
+                build_viewer(owner),
+                settings=settings,
+                base_url=base,
+                guess_client=guess_client,
+                config=config,
+                name=name,
+                activate_immediately=activated,
+                secret_code=secret,
+            )
+            (item,) = created.items
+            for finder_name, latitude, longitude in journey:
+                finder = db.session.scalar(select(User).where(User.user_name == finder_name))
+                trackables.add_stop(
+                    build_viewer(finder),
+                    item.trackable_id,
+                    latitude=latitude,
+                    longitude=longitude,
+                    display_name=None,
+                    credential=trackables.Credential(secret, guess_client, config),
+                )
+            found = db.get_or_404(Trackable, item.trackable_id)
+        state = "activated" if found.is_activated else "not activated yet"
+        lines.append(f"  {name} ({state}): public code {found.public_code}, secret code {secret}")
+        if found.is_activated:
+            lines.append(f"    its page: {base}/en/trackables/{found.public_code}")
+        lines.append(f"    a finder's entry with the secret code: {base}/trackable/{secret}")
+    return "\n".join(lines)
+
+
+def demo_sign_in(config: Any) -> str:
+    """Where and as whom to sign in."""
+    base = str(config["PUBLIC_BASE_URL"]).rstrip("/")
+    emails = ", ".join(email for email, _name, _display in DEMO_USERS)
+    return f"sign in at {base}/en/sign-in as {emails}, password {DEMO_PASSWORD!r}"

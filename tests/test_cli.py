@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
+from sqlalchemy import select
+
 from app.extensions import db
 from app.models.note import Note
+from app.models.team import Team
+from app.models.trackable import JourneyStop, Trackable
 from app.models.user import User
 from tests.factories import make_user
 
@@ -31,6 +37,45 @@ def test_seed_demo_is_idempotent(app):
     second = runner.invoke(args=["seed", "demo"])
     assert second.exit_code == 0, second.output
     assert (db.session.query(User).count(), db.session.query(Note).count()) == (users, notes)
+
+
+def test_seed_demo_prints_the_same_accounts_codes_and_pages_every_run(app, api):
+    runner = app.test_cli_runner()
+    first = runner.invoke(args=["seed", "demo"])
+    second = runner.invoke(args=["seed", "demo"])
+    assert first.exit_code == second.exit_code == 0, first.output + second.output
+    shown = first.output.splitlines()[3:]  # the counts of what was made differ
+    assert shown == second.output.splitlines()[3:]
+    assert "ada@example.com" in first.output
+    assert "'demo-walks-2026'" in first.output
+    assert "secret code DEMO-TEDDY-2026" in first.output
+    assert "Postcard in a bottle (not activated yet)" in first.output
+    teddy = db.session.scalar(select(Trackable).where(Trackable.name == "Travelling teddy"))
+    stops = db.session.scalars(select(JourneyStop).where(JourneyStop.trackable_id == teddy.id))
+    assert teddy.is_activated
+    assert len(list(stops)) == 2
+    assert db.session.scalar(select(Team).where(Team.name == "Canal walkers")) is not None
+
+
+def test_the_pages_seed_demo_names_open(app, api):
+    output = app.test_cli_runner().invoke(args=["seed", "demo"]).output
+    base = app.config["PUBLIC_BASE_URL"].rstrip("/")
+    pages = re.findall(re.escape(base) + r"(/\S+)", output)
+    assert len(pages) == 4, output
+    for page in pages:
+        response = api.get(page, follow_redirects=True)
+        assert response.status_code == 200, (page, response.status_code)
+        assert response.mimetype == "text/html", page
+    teddy = api.get(pages[0]).get_data(as_text=True)
+    assert "Travelling teddy" in teddy
+
+
+def test_seed_demo_refuses_to_run_in_production(app, monkeypatch):
+    monkeypatch.setitem(app.config, "ENV_NAME", "production")
+    result = app.test_cli_runner().invoke(args=["seed", "demo"])
+    assert result.exit_code != 0
+    assert "not for production" in result.output
+    assert db.session.query(User).count() == 0
 
 
 def test_seeded_public_notes_are_discoverable(app, api):
