@@ -3,11 +3,13 @@ server: a free port, gunicorn.conf.py, and a wait until `/healthz` answers."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +23,21 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def answer(port: int, path: str, body: bytes | None = None) -> tuple[int, dict, Any]:
+    """A served app's answer to a GET (or a JSON POST of `body`): status, headers and
+    the JSON body, whatever the status."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}",
+        data=body,
+        headers={"Content-Type": "application/json"} if body is not None else {},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=20) as response:  # noqa: S310
+            return response.status, dict(response.headers), json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), json.loads(error.read())
 
 
 def healthy(port: int) -> bool:

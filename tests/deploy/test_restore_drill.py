@@ -334,28 +334,22 @@ def test_a_delivery_after_the_restore_verifies_with_the_secret_shown_before(dril
     assert verify(drill.made.webhook_secret, got)["type"] == "webhook.test"
 
 
-def test_a_start_with_another_code_key_is_refused_and_says_why(drill, receiver):
+@pytest.mark.parametrize(
+    ("setting", "beginning", "what_breaks"),
+    [
+        ("TRACKABLE_CODE_KEY", "is not the key", "printed would be answered as a miss"),
+        ("WEBHOOK_SECRETS_KEY", "", "deliveries of 1 subscription would all fail"),
+        ("RECORDS_KEY", "is not the key", "every recovery code would fail"),
+    ],
+)
+def test_a_start_with_another_key_is_refused_and_says_why(
+    drill, receiver, setting, beginning, what_breaks
+):
     with pytest.raises(InsecureConfiguration) as refused:
-        start(drill.url, drill.root, receiver, TRACKABLE_CODE_KEY="another-code-key-" + "x" * 40)
+        start(drill.url, drill.root, receiver, **{setting: "another-key-" + "x" * 40})
     message = str(refused.value)
-    assert message.startswith("Refusing to start: TRACKABLE_CODE_KEY is not the key")
-    assert "printed would be answered as a miss" in message
-
-
-def test_a_start_with_another_webhook_secrets_key_is_refused_and_says_why(drill, receiver):
-    with pytest.raises(InsecureConfiguration) as refused:
-        start(drill.url, drill.root, receiver, WEBHOOK_SECRETS_KEY="another-hook-key-" + "x" * 40)
-    message = str(refused.value)
-    assert message.startswith("Refusing to start: WEBHOOK_SECRETS_KEY")
-    assert "deliveries of 1 subscription would all fail" in message
-
-
-def test_a_start_with_another_records_key_is_refused_and_says_why(drill, receiver):
-    with pytest.raises(InsecureConfiguration) as refused:
-        start(drill.url, drill.root, receiver, RECORDS_KEY="another-records-key-" + "x" * 40)
-    message = str(refused.value)
-    assert message.startswith("Refusing to start: RECORDS_KEY is not the key")
-    assert "every recovery code would fail" in message
+    assert message.startswith(f"Refusing to start: {setting} {beginning}".rstrip())
+    assert what_breaks in message
 
 
 def test_the_restored_database_is_ready_and_at_the_migrations_head(drill):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.platform.ratelimit_storage import DatabaseStorage
-from tests.serving import free_port, gunicorn_serving
+from tests.serving import answer, free_port, gunicorn_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 4
@@ -167,19 +167,6 @@ def test_a_long_email_on_a_limited_route_is_no_server_error(app, database_limits
     assert response.status_code < 500, response.get_data(as_text=True)
 
 
-def _answer(port: int, path: str, body: bytes | None = None) -> tuple[int, dict, dict]:
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}",
-        data=body,
-        headers={"Content-Type": "application/json"} if body is not None else {},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=20) as response:  # noqa: S310
-            return response.status, dict(response.headers), json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), json.loads(error.read())
-
-
 @pytest.mark.processes  # an outage of a real server's dependency: CI runs it
 @pytest.mark.parametrize("away", ["refusing", "silent"])
 def test_a_redis_that_holds_the_limits_and_is_away_is_503_and_unready(app, database_url, away):
@@ -199,14 +186,14 @@ def test_a_redis_that_holds_the_limits_and_is_away_is_503_and_unready(app, datab
     }
     with silent, gunicorn_serving(settings) as port:
         body = json.dumps({"email": "nobody@example.com", "password": "x"}).encode()
-        status, headers, problem = _answer(port, "/api/auth/login", body)
+        status, headers, problem = answer(port, "/api/auth/login", body)
         assert status == 503, problem
         assert problem["code"] == "rate_limits_unavailable"
         assert problem["title"] == "Service Unavailable"
         assert headers["Retry-After"] == "5"
-        status, headers, problem = _answer(port, "/readyz")
+        status, headers, problem = answer(port, "/readyz")
         assert (status, problem["code"]) == (503, "rate_limits_unavailable")
         assert headers["Retry-After"] == "5"
         assert problem["dependencies"]["rateLimits"]["up"] is False
         assert problem["dependencies"]["database"]["up"] is True
-        assert _answer(port, "/healthz")[0] == 200
+        assert answer(port, "/healthz")[0] == 200

@@ -14,8 +14,6 @@ import socket
 import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -24,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from app.error_codes import ERROR_CODES
-from tests.serving import free_port, gunicorn_serving
+from tests.serving import answer, free_port, gunicorn_serving
 
 pytestmark = pytest.mark.processes
 
@@ -126,16 +124,7 @@ def ask(port: int, route: str) -> tuple[int, dict, dict]:
     body = None
     if route == "login":
         body = json.dumps({"email": "nobody@example.com", "password": "not-it"}).encode()
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{paths[route]}",
-        data=body,
-        headers={"Content-Type": "application/json"} if body is not None else {},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=20) as response:  # noqa: S310
-            return response.status, dict(response.headers), json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), json.loads(error.read())
+    return answer(port, paths[route], body)
 
 
 @dataclass
@@ -234,10 +223,10 @@ def test_redis_lost_and_back_under_load_is_503_then_served_again_without_restart
             message
         )
         assert all(a.retry_after and int(a.retry_after) > 0 for a in away_answers), message
-    for answer in (a for a in load.answers if a.status == 503):  # in any phase
-        assert answer.code in ERROR_CODES, (answer, message)
-        assert 503 in ERROR_CODES[answer.code].statuses, (answer, message)
-        assert answer.retry_after, (answer, message)
+    for refused in (a for a in load.answers if a.status == 503):  # in any phase
+        assert refused.code in ERROR_CODES, (refused, message)
+        assert 503 in ERROR_CODES[refused.code].statuses, (refused, message)
+        assert refused.retry_after, (refused, message)
 
 
 def serves_normally(port: int) -> bool:
