@@ -31,7 +31,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from werkzeug.wrappers import Response as BaseResponse
 
-from app.auth import Viewer, current_viewer
+from app.auth import Viewer, build_viewer, current_viewer
 from app.error_codes import Code
 from app.errors import ApiError, TrackableError, ValidationFailed
 from app.extensions import client_ip, db
@@ -274,8 +274,21 @@ def post_activation(trackable_id: uuid.UUID) -> Any:
 def end_session(trackable_id: uuid.UUID) -> Any:
     trackables.end_active(client_key(), trackable_id)
     db.session.commit()
-    html = render_template("pages/ended.html")
+    html = render_template("pages/ended.html", public_page=_public_page(trackable_id))
     return html, 200, {"Cache-Control": "no-store"}
+
+
+def _public_page(trackable_id: uuid.UUID) -> str | None:
+    """The item's public page, where this browser may still open it without the session
+    that just ended (a viewer read afresh); None when it may not."""
+    viewer = build_viewer(current_viewer().user)
+    settings = trackables.CodeSettings.from_config(current_app.config)
+    try:
+        public_code = trackables.get_trackable(viewer, trackable_id).public_code
+        trackables.find_by_public_code(viewer, public_code, settings)
+    except TrackableError:
+        return None
+    return url_for("pages.public_page", public_code=public_code)
 
 
 def after_refused_token(trackable_id: uuid.UUID, form: str) -> Any:

@@ -205,6 +205,19 @@ def test_ending_the_session_removes_the_trackable_from_this_device(api, finder):
     assert count_rows(TrackableAccessSession) == 0
     assert api.get(finder.landing).status_code == 404
     assert api.get(finder.public).status_code == 200  # a public item stays public
+    assert f'href="{finder.public}"' in response.get_data(as_text=True)  # and is linked
+
+
+def test_an_ended_session_on_an_item_seen_only_with_it_links_home_in_its_language(api, owner):
+    hidden = make_trackable(owner, visibility=TrackableVisibility.ONCE_ACCESSED)
+    finder = Finder(api, hidden, lang="de")
+    finder.scan()
+    response = finder.post("end", {})
+    assert response.status_code == 200
+    page = response.get_data(as_text=True)
+    assert "Sitzung beendet" in text_of(response)
+    assert f"/de/trackables/{hidden.public_code}" not in page
+    assert 'href="/de/"' in page
 
 
 # --- CSRF ----------------------------------------------------------------------------------

@@ -196,3 +196,13 @@ def test_a_signed_in_finders_comment_carries_their_name(api, owner, trackable):
     entry = re.search(r"Signed and found</p>\s*<small>([^<·]*)·", public)
     assert entry is not None, public
     assert entry.group(1).strip() == "Kim K."  # the account's name, not "Anonymous finder"
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [("en", "Register in the Location Notes app"), ("de", "Registriere dich in der App")],
+)
+def test_the_sign_in_page_says_where_to_register_and_reset_a_password(api, lang, words):
+    page = text_of(api.get(f"/{lang}/sign-in"))
+    assert words in page
+    assert ("resets it" if lang == "en" else "setzt es zurück") in page
