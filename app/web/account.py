@@ -29,6 +29,7 @@ from flask import (
 from flask_babel import lazy_gettext as _l
 from werkzeug.wrappers import Response as BaseResponse
 
+from app.errors import ValidationFailed
 from app.extensions import db, limiter
 from app.models.user import User
 from app.services import identity
@@ -157,6 +158,34 @@ def sign_out() -> BaseResponse:
     return redirect(_next_path() or url_for("pages.home"), 303)
 
 
+# GET /{lang}/confirm-email: the mailed confirmation link (the API's confirmEmail, as a page
+# with a way on). A link used a second time, or whose account is confirmed already, says so.
+def confirm_email_page() -> Any:
+    try:
+        user_id = uuid.UUID(request.args.get("userId", ""))
+    except ValueError:
+        user_id = None
+    code = request.args.get("code", "")
+    changed = request.args.get("changedEmail") or None
+    try:
+        if user_id is None:
+            raise ValidationFailed({"userId": ["Not a valid UUID."]})
+        identity.confirm_email(
+            user_id=user_id, code=code, changed_email=changed, config=current_app.config
+        )
+    except ValidationFailed:
+        db.session.rollback()
+        user = db.session.get(User, user_id) if user_id else None
+        confirmed = user is not None and user.is_email_confirmed and changed is None
+        page = render_template(
+            "pages/confirm_email.html", outcome="already" if confirmed else "bad"
+        )
+        return page, 200 if confirmed else 400, {"Cache-Control": "no-store"}
+    db.session.commit()
+    page = render_template("pages/confirm_email.html", outcome="confirmed")
+    return page, 200, {"Cache-Control": "no-store"}
+
+
 def add_routes(pages: Blueprint) -> None:
     """The sign-in and sign-out addresses, on the pages blueprint (its languages,
     templates, CSRF), with the API login's rate limits per address and per email."""
@@ -176,6 +205,12 @@ def add_routes(pages: Blueprint) -> None:
         view_func=per_ip(per_email(sign_in_page)),
         endpoint="sign_in",
         methods=["GET", "POST"],
+    )
+    pages.add_url_rule(
+        "/<string(length=2):lang>/confirm-email",
+        view_func=confirm_email_page,
+        endpoint="confirm_email",
+        methods=["GET"],
     )
     pages.add_url_rule(
         "/<string(length=2):lang>/sign-out",

@@ -59,6 +59,10 @@ NO_MATRIX = {
     "GET /{lang}/sign-in": "the sign-in form, the same for everyone",
     "POST /{lang}/sign-in": "website sign-in, as the identity area decides: tests/web/",
     "POST /{lang}/sign-out": "ends this browser's page session (tests/web/test_sign_in.py)",
+    "GET /{lang}/confirm-email": (
+        "the mailed confirmation link's page: the link is the credential, as on the API's "
+        "confirmEmail (tests/web/test_confirm_email_page.py)"
+    ),
     "GET /{lang}/account/export/{exportId}": (
         "a data export's page, behind the website sign-in, its owner's alone "
         "(tests/web/test_account_export_page.py)"

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from flask import Response, current_app, request
+from flask import Response, current_app, redirect, request, url_for
+from werkzeug.wrappers import Response as BaseResponse
 
 from app.api.base import Blueprint, ProblemSchema
 from app.api.identity.schemas import (
@@ -28,7 +29,7 @@ from app.error_codes import Code
 from app.errors import PROBLEM_JSON, Unauthorized, ValidationFailed
 from app.extensions import db, limiter
 from app.models.user import User
-from app.services import identity
+from app.services import identity, trackables
 
 blp = Blueprint(
     "identity", __name__, url_prefix="/api", description="Identity and account (bearer tokens)"
@@ -198,6 +199,21 @@ def refresh(data: dict[str, Any]) -> dict[str, Any]:
     return token_response(*rotated)
 
 
+@blp.before_request
+def browsers_to_the_confirmation_page() -> BaseResponse | None:
+    """The mailed link opened in a browser (text/html preferred over JSON and text): the
+    website's page, with the same query, confirms and says what happened with a way on."""
+    if request.endpoint != "identity.confirm_email":
+        return None
+    offered = ["application/json", "text/plain", "text/html"]
+    if request.accept_mimetypes.best_match(offered) != "text/html":
+        return None
+    query = request.query_string.decode("ascii", "replace")
+    # The website's language for this browser, as the trackables' entry addresses choose it.
+    page = url_for("pages.confirm_email", lang=trackables.site_language(request.accept_languages))
+    return redirect(f"{page}?{query}" if query else page, 303)
+
+
 @blp.route("/auth/confirmEmail", methods=["GET"])
 @blp.arguments(ConfirmEmailQuerySchema, location="query")
 @blp.response(
@@ -206,12 +222,18 @@ def refresh(data: dict[str, Any]) -> dict[str, Any]:
     description="Confirmed.",
     example=CONFIRMED_TEXT,
 )
+@blp.alt_response(
+    303,
+    description="A browser (an `Accept` preferring text/html) is sent to the website's "
+    "confirmation page with the same query; it confirms there and is told what happened.",
+    headers={"Location": {"schema": {"type": "string"}, "description": "The page."}},
+)
 def confirm_email(query: dict[str, Any]) -> Response:
     """Confirm an email address with the mailed link
 
     The link's `code` works once and expires after a day. With `changedEmail` it
     confirms a change of address started in manage/info. An invalid, used or expired code
-    is 400 with `errors.code`.
+    is 400 with `errors.code`. Opened in a browser, the link leads to the website's page.
     """
     identity.confirm_email(**query, config=current_app.config)
     db.session.commit()
