@@ -43,7 +43,7 @@ from app.models.trackable import (
 )
 from app.services import images, trackables
 from app.web.find import log_find
-from app.web.forms import ActivateForm, FindForm, megabytes
+from app.web.forms import ActivateForm, FindForm, file_size
 from app.web.page_common import PageNotFound, client_key, not_found_on_miss
 from app.web.photos import Photo, photos_of
 
@@ -210,7 +210,7 @@ def _photo_words(code: str) -> str | None:
         return _(
             "This photo could not be used: choose a JPEG, PNG, WebP, GIF or HEIC image of "
             "at most %(size)s and %(pixels)d megapixels.",
-            size=megabytes(int(config["IMAGE_MAX_BYTES"])),
+            size=file_size(int(config["IMAGE_MAX_BYTES"])),
             pixels=int(config["IMAGE_MAX_PIXELS"]) // 1_000_000,
         )
     words = PHOTO_WORDS.get(code)

@@ -13,15 +13,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from babel.numbers import format_decimal
 from flask import Blueprint, current_app, g, redirect, render_template, url_for
-from flask_babel import get_locale
 from werkzeug.wrappers import Response as BaseResponse
 
 from app.auth import current_viewer
 from app.errors import ApiError, NotFound
 from app.platform.http_files import attachment
 from app.services import privacy
+from app.web.forms import file_size
 from app.web.page_common import PageNotFound
 
 NO_STORE = {"Cache-Control": "private, no-store"}
@@ -35,13 +34,6 @@ def _sign_in_first(export_id: uuid.UUID) -> BaseResponse | None:
     return redirect(url_for("pages.sign_in", next=back), 303)
 
 
-def _megabytes(export: privacy.ExportView) -> str | None:
-    """The ZIP's size in MB, one decimal (at least 0.1), in the page's language."""
-    if export.size_bytes is None:
-        return None
-    return format_decimal(max(0.1, round(export.size_bytes / 1e6, 1)), locale=get_locale())
-
-
 def account_export(export_id: uuid.UUID) -> Any:
     gate = _sign_in_first(export_id)
     if gate is not None:
@@ -50,7 +42,11 @@ def account_export(export_id: uuid.UUID) -> Any:
         export = privacy.get_export(current_viewer(), export_id)
     except NotFound as error:
         raise PageNotFound from error
-    html = render_template("pages/account_export.html", export=export, size=_megabytes(export))
+    html = render_template(
+        "pages/account_export.html",
+        export=export,
+        size=None if export.size_bytes is None else file_size(export.size_bytes),
+    )
     return html, 200, NO_STORE
 
 

@@ -140,7 +140,7 @@ class FindForm(FlaskForm):
         size, limit = photo.stream.tell(), int(current_app.config["IMAGE_MAX_BYTES"])
         photo.stream.seek(0)
         if size > limit:
-            raise ValidationError(_("The photo may be at most %(size)s.", size=megabytes(limit)))
+            raise ValidationError(_("The photo may be at most %(size)s.", size=file_size(limit)))
 
     def validate_display_name(self, field: Field) -> None:
         if len(field.data or "") > COMMENT_NAME_MAX_LENGTH:
@@ -194,8 +194,11 @@ class FindForm(FlaskForm):
         return (now - max_age).date() + timedelta(days=1), (now + EARLIEST_ZONE).date()
 
 
-def megabytes(count: int) -> str:
-    """A byte count in megabytes as the page's language writes them: `20 MB`, `0,5 MB`."""
+def file_size(count: int) -> str:
+    """A byte count as the page's language writes it: in KB below a megabyte (at least
+    1 KB), else in MB to a tenth: `12 KB`, `20 MB`, `1,5 MB`."""
+    if count < 1024 * 1024:
+        return f"{format_decimal(max(1, -(-count // 1024)))} KB"
     return f"{format_decimal(count / (1024 * 1024), format='#,##0.#')} MB"
 
 

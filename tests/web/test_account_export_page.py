@@ -114,3 +114,17 @@ def test_an_expired_export_says_so(api, ada, record):
 def test_an_unknown_export_is_the_404_page(api, ada):
     sign_in(api, ada)
     assert api.get(f"/en/account/export/{uuid.uuid4()}").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("size_bytes", "en", "de"),
+    [(12_000, "(12 KB)", "(12 KB)"), (1, "(1 KB)", "(1 KB)"), (1_572_864, "(1.5 MB)", "(1,5 MB)")],
+)
+def test_the_zips_size_is_written_in_the_unit_and_language_of_the_page(
+    api, ada, record, size_bytes, en, de
+):
+    db.session.get(AccountExport, uuid.UUID(record["exportId"])).size_bytes = size_bytes
+    db.session.commit()
+    sign_in(api, ada)
+    assert en in text_of(api.get(page_of(record)))
+    assert de in text_of(api.get(page_of(record, "de")))

@@ -142,8 +142,8 @@ def test_a_refused_photo_is_explained_in_german(api, trackable):
 def test_a_photo_over_the_size_limit_is_refused_by_the_form(app, api, trackable):
     app.config["IMAGE_MAX_BYTES"] = 300 * 1024  # small: the test body stays in memory
     for lang, words in (
-        ("en", "The photo may be at most 0.3 MB."),
-        ("de", "Das Foto darf höchstens 0,3 MB groß sein."),
+        ("en", "The photo may be at most 300 KB."),
+        ("de", "Das Foto darf höchstens 300 KB groß sein."),
     ):
         finder = Finder(api, trackable, lang=lang)
         finder.scan()
