@@ -197,7 +197,9 @@ def seed_demo_trackables(config: Any) -> str:
                     display_name=None,
                     credential=trackables.Credential(secret, guess_client, config),
                 )
-            found = db.get_or_404(Trackable, item.trackable_id)
+            found = db.session.scalars(
+                select(Trackable).where(Trackable.id == item.trackable_id)
+            ).one()
         state = "activated" if found.is_activated else "not activated yet"
         lines.append(f"  {name} ({state}): public code {found.public_code}, secret code {secret}")
         if found.is_activated:

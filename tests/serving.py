@@ -25,6 +25,25 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def development_settings(database_url: str, root: Path, **settings: str) -> dict[str, str]:
+    """gunicorn's environment for a development server on the test database (one key for
+    all four, as development allows), its files under `root`, no access log; `settings`
+    on top."""
+    key = "k" * 48
+    return {
+        "DATABASE_URL": database_url,
+        "APP_ENV": "development",
+        "SECRET_KEY": key,
+        "JWT_SECRET_KEY": key,
+        "TRACKABLE_CODE_KEY": key,
+        "WEBHOOK_SECRETS_KEY": key,
+        "ACCESS_LOG": "off",
+        "IMAGE_ROOT": str(root / "images"),
+        "MAP_TILE_ROOT": str(root / "tiles"),
+        **settings,
+    }
+
+
 def answer(port: int, path: str, body: bytes | None = None) -> tuple[int, dict, Any]:
     """A served app's answer to a GET (or a JSON POST of `body`): status, headers and
     the JSON body, whatever the status."""

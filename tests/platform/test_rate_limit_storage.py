@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.platform.ratelimit_storage import DatabaseStorage
-from tests.serving import answer, free_port, gunicorn_serving
+from tests.serving import answer, development_settings, free_port, gunicorn_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 4
@@ -100,21 +100,13 @@ def serve(app, database_url, tmp_path) -> Iterator:
     with ExitStack() as servers:
 
         def start(workers: int) -> int:
-            key = "k" * 48
-            settings = {
-                "DATABASE_URL": database_url,
-                "APP_ENV": "development",
-                "SECRET_KEY": key,
-                "JWT_SECRET_KEY": key,
-                "TRACKABLE_CODE_KEY": key,
-                "WEBHOOK_SECRETS_KEY": key,
-                "RATELIMIT_STORAGE_URI": "database://",
-                "RATE_LIMIT_LOGIN": f"{LIMIT} per minute",
-                "WEB_CONCURRENCY": str(workers),
-                "ACCESS_LOG": "off",
-                "IMAGE_ROOT": str(tmp_path / "images"),
-                "MAP_TILE_ROOT": str(tmp_path / "tiles"),
-            }
+            settings = development_settings(
+                database_url,
+                tmp_path,
+                RATELIMIT_STORAGE_URI="database://",
+                RATE_LIMIT_LOGIN=f"{LIMIT} per minute",
+                WEB_CONCURRENCY=str(workers),
+            )
             return servers.enter_context(gunicorn_serving(settings))
 
         yield start

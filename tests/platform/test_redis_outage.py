@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from app.error_codes import ERROR_CODES
-from tests.serving import answer, free_port, gunicorn_serving
+from tests.serving import answer, development_settings, free_port, gunicorn_serving
 
 pytestmark = pytest.mark.processes
 
@@ -170,22 +170,14 @@ def test_redis_lost_and_back_under_load_is_503_then_served_again_without_restart
     same port, with a login, a status read and /readyz asked all along; under gunicorn's two
     workers, since each keeps its own connections to Redis. `app` makes the tables (and
     empties them after)."""
-    key = "k" * 48
-    settings = {
-        "DATABASE_URL": database_url,
-        "APP_ENV": "development",
-        "SECRET_KEY": key,
-        "JWT_SECRET_KEY": key,
-        "TRACKABLE_CODE_KEY": key,
-        "WEBHOOK_SECRETS_KEY": key,
-        "RATELIMIT_STORAGE_URI": f"redis://127.0.0.1:{redis_server.port}/0",
-        "RATELIMIT_STORE_TIMEOUT_SECONDS": str(STORE_TIMEOUT_SECONDS),
-        "RATE_LIMIT_LOGIN": "100000 per minute",  # the load itself must not be limited
-        "WEB_CONCURRENCY": "2",
-        "ACCESS_LOG": "off",
-        "IMAGE_ROOT": str(tmp_path / "images"),
-        "MAP_TILE_ROOT": str(tmp_path / "tiles"),
-    }
+    settings = development_settings(
+        database_url,
+        tmp_path,
+        RATELIMIT_STORAGE_URI=f"redis://127.0.0.1:{redis_server.port}/0",
+        RATELIMIT_STORE_TIMEOUT_SECONDS=str(STORE_TIMEOUT_SECONDS),
+        RATE_LIMIT_LOGIN="100000 per minute",  # the load itself must not be limited
+        WEB_CONCURRENCY="2",
+    )
     log = tmp_path / "gunicorn.log"  # the tracebacks of a failure, if any
     with log.open("wb") as output, gunicorn_serving(settings, output=output) as port:
         load = Load(port)
