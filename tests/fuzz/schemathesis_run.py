@@ -1,9 +1,9 @@
 """Schemathesis against the running app: `python -m tests.fuzz.schemathesis_run`.
 
-Migrates the database of DATABASE_URL, makes a signed-in user, serves the app with
-gunicorn (as production does) on a free port, and runs Schemathesis over the OpenAPI
-document twice, anonymous and with the user's bearer token, with every check
-(`--checks all`). Exits non-zero when a run reports a failure. CI (`FUZZ_MODE=fixed`)
+Migrates the database of DATABASE_URL and a copy of it with a signed-in user, serves each
+with gunicorn (as production does), and runs Schemathesis over the OpenAPI document twice
+side by side, anonymous on the first and with the user's bearer token on the copy, with
+every check (`--checks all`). Exits non-zero when a run reports a failure. CI (`FUZZ_MODE=fixed`)
 generates the same cases every time; `make fuzz` (`FUZZ_MODE=explore`) explores from a
 random seed (both: `Plan`). Checks tuned or left out, each with its reason:
 schemathesis.toml and EXCLUDED_CHECKS.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -82,6 +83,7 @@ def environment(instance: Path) -> dict[str, str]:
         LOG_LEVEL="WARNING",
         IMAGE_ROOT=str(instance / "images"),
         MAP_TILE_ROOT=str(instance / "tiles"),
+        EXPORT_ROOT=str(instance / "exports"),
         WEB_CONCURRENCY=os.environ.get("WEB_CONCURRENCY", "2"),
     )
     return env
@@ -116,7 +118,7 @@ def signed_in_token(env: dict[str, str]) -> str:
 def wait_until_up(url: str, server: subprocess.Popen) -> None:
     for _ in range(450):  # 90 s: a loaded CI machine boots slowly
         if server.poll() is not None:
-            raise SystemExit("the app did not start")
+            raise SystemExit(f"the app did not start (exit status {server.returncode})")
         try:
             with urllib.request.urlopen(url, timeout=2):  # noqa: S310 - our own server
                 return
@@ -194,7 +196,8 @@ def schemathesis(
     headers: list[str],
     reports: Path,
     excluded_paths: Iterable[str] = (),
-) -> int:
+) -> list[str]:
+    """The command of one run."""
     command = [
         str(BIN / "schemathesis"),
         "--config-file",
@@ -220,56 +223,159 @@ def schemathesis(
         command += ["--header", header]
     for path in excluded_paths:
         command += ["--exclude-path", path]
-    print(f"== schemathesis ({label}), {plan.describe()}", flush=True)
-    # Fixed: the examples end the run, the ceiling only guards it; explore: --max-time ends
-    # it, and the ceiling leaves room for the last cases and the reports.
+    return command
+
+
+def copy_database(url: str, suffix: str) -> str:
+    """A copy of the migrated database at `url` (PostgreSQL: from it as a template; SQLite:
+    the file), for the other run."""
+    from sqlalchemy import create_engine, make_url, text
+
+    # Not config's normalize_database_url: config reads the environment once, on import,
+    # and signed_in_token sets it first.
+    source = make_url(url.replace("postgres://", "postgresql://", 1))
+    target = source.set(database=f"{source.database}{suffix}")
+    if source.get_backend_name() == "sqlite":
+        shutil.copyfile(str(source.database), str(target.database))
+    else:
+        admin = create_engine(source.set(database="postgres"), isolation_level="AUTOCOMMIT")
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{target.database}" WITH (FORCE)'))
+            connection.execute(
+                text(f'CREATE DATABASE "{target.database}" TEMPLATE "{source.database}"')
+            )
+        admin.dispose()
+    return target.render_as_string(hide_password=False)
+
+
+def drop_database(url: str) -> None:
+    from sqlalchemy import create_engine, make_url, text
+
+    target = make_url(url)
+    if target.get_backend_name() == "sqlite":
+        Path(str(target.database)).unlink(missing_ok=True)
+        return
+    admin = create_engine(target.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{target.database}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@dataclass
+class Run:
+    """One Schemathesis run with its own server and database: the anonymous run and the
+    signed-in one go side by side, each alone in its database, so each sees the same server
+    state on every CI run (one run's writes never reach the other's answers)."""
+
+    label: str
+    env: dict[str, str]
+    log: Path
+    headers: list[str]
+    excluded_paths: Iterable[str] = ()
+    token: str | None = None
+    server: subprocess.Popen | None = None
+    url: str = ""
+
+    def serve(self) -> None:
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        with self.log.open("w") as log:
+            self.server = subprocess.Popen(  # noqa: S603
+                [str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "wsgi:app"],
+                cwd=ROOT,
+                env={**self.env, "PORT": str(port)},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def stop(self) -> list[str]:
+        """Stop the server; the tracebacks it logged."""
+        if self.server is not None:
+            self.server.send_signal(signal.SIGTERM)
+            self.server.wait(timeout=30)
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return [line for line in text.splitlines() if "Traceback" in line]
+
+
+def run_side_by_side(runs: list[Run], plan: Plan, reports: Path) -> list[int]:
+    """Both runs at once (each is one client and its server: together they fill the two
+    cores one run leaves half idle); each one's output printed whole when it ends."""
     ceiling = plan.seconds if plan.fixed else plan.seconds + 300
-    try:
-        return subprocess.call(command, cwd=ROOT, timeout=ceiling)  # noqa: S603 - our own
-    except subprocess.TimeoutExpired:
-        print(f"== schemathesis ({label}) did not finish within its ceiling of {ceiling} s")
-        return 1
+    deadline = time.monotonic() + ceiling
+    started = []
+    for run in runs:
+        command = schemathesis(run.url, plan, run.label, run.headers, reports, run.excluded_paths)
+        output = (reports / f"{run.label}.log").open("w")
+        process = subprocess.Popen(  # noqa: S603 - our own command
+            command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT
+        )
+        started.append((run, process, output))
+    results = []
+    for run, process, output in started:
+        try:
+            code = process.wait(timeout=max(deadline - time.monotonic(), 1))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            code = None
+        output.close()
+        print(f"== schemathesis ({run.label}), {plan.describe()}", flush=True)
+        print((reports / f"{run.label}.log").read_text(errors="replace"), flush=True)
+        if code is None:
+            print(f"== schemathesis ({run.label}) did not finish within its ceiling of {ceiling} s")
+        results.append(1 if code is None else code)
+    return results
 
 
 def main() -> int:
     if not os.environ.get("DATABASE_URL"):
         raise SystemExit("set DATABASE_URL (a database this run may write to)")
     plan = Plan.from_environment()
+    reports = Path(os.environ.get("FUZZ_REPORTS", ROOT / "schemathesis-report"))
+    reports.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fuzz-") as temp:
         instance = Path(temp)
         env = environment(instance)
         subprocess.check_call(  # noqa: S603
             [str(BIN / "flask"), "--app", "wsgi", "db", "upgrade"], cwd=ROOT, env=env
         )
-        token = signed_in_token(env)
-        port = free_port()
-        log = (instance / "server.log").open("w")
-        server = subprocess.Popen(  # noqa: S603
-            [str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "wsgi:app"],
-            cwd=ROOT,
-            env={**env, "PORT": str(port)},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        url = f"http://127.0.0.1:{port}"
-        reports = Path(os.environ.get("FUZZ_REPORTS", ROOT / "schemathesis-report"))
-        reports.mkdir(parents=True, exist_ok=True)
+        signed_in_url = copy_database(env["DATABASE_URL"], "_signed_in")
+        # The same keys (the copy holds the first's key fingerprints), its own files.
+        signed_in_env = {
+            **env,
+            "DATABASE_URL": signed_in_url,
+            "IMAGE_ROOT": str(instance / "signed-in" / "images"),
+            "MAP_TILE_ROOT": str(instance / "signed-in" / "tiles"),
+            "EXPORT_ROOT": str(instance / "signed-in" / "exports"),
+        }
+        token = signed_in_token(signed_in_env)
+        runs = [
+            Run("anonymous", env, instance / "anonymous-server.log", []),
+            Run(
+                "signed-in",
+                signed_in_env,
+                instance / "signed-in-server.log",
+                [f"Authorization: Bearer {token}"],
+                excluded_paths=SESSION_ENDING_PATHS,
+                token=token,
+            ),
+        ]
+        results: list[int] = []
         try:
-            wait_until_up(f"{url}/healthz", server)
-            if not token_accepted(url, token):
+            for run in runs:
+                run.serve()
+            for run in runs:
+                assert run.server is not None
+                try:
+                    wait_until_up(f"{run.url}/healthz", run.server)
+                except SystemExit:
+                    print(f"{run.label}:", run.log.read_text(errors="replace")[-4000:])
+                    raise
+            signed_in = runs[1]
+            if not token_accepted(signed_in.url, token):
                 raise SystemExit("the signed-in run's token is refused before the run")
-            results = [
-                schemathesis(url, plan, "anonymous", [], reports),
-                schemathesis(
-                    url,
-                    plan,
-                    "signed-in",
-                    [f"Authorization: Bearer {token}"],
-                    reports,
-                    excluded_paths=SESSION_ENDING_PATHS,
-                ),
-            ]
-            if not token_accepted(url, token):
+            results = run_side_by_side(runs, plan, reports)
+            if not token_accepted(signed_in.url, token):
                 print(
                     "== the signed-in run's token was refused after the run: an operation "
                     "ended its session, so the rest of the run was anonymous; add it to "
@@ -277,14 +383,16 @@ def main() -> int:
                 )
                 results.append(1)
         finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=30)
-            log.close()
-            server_log = (instance / "server.log").read_text(errors="replace")
-            errors = [line for line in server_log.splitlines() if "Traceback" in line]
-            if errors:
-                print(f"the server logged {len(errors)} tracebacks:\n{server_log[-4000:]}")
-        return 0 if not any(results) else 1
+            for run in runs:
+                errors = run.stop()
+                if errors:
+                    server_log = run.log.read_text(errors="replace")
+                    print(
+                        f"the {run.label} run's server logged {len(errors)} tracebacks:\n"
+                        f"{server_log[-4000:]}"
+                    )
+            drop_database(signed_in_url)
+        return 0 if results and not any(results) else 1
 
 
 if __name__ == "__main__":
