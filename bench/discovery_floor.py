@@ -20,7 +20,7 @@
    `GET /api/auth/manage/info` against hello.
 
 A measuring tool, not a test: it asserts nothing but the equality of the result sets, and
-bounds every loop. The targets (issue 17) are printed next to the figures.
+bounds every loop. The targets are printed next to the figures.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark: anonymous discovery on SQLite, the pinned index per window size against
-SQLite's own choice (issue 17).
+SQLite's own choice.
 
     .venv/bin/python bench/discovery_sqlite.py [--notes 1000000] [--requests 100]
 

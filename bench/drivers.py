@@ -1,6 +1,6 @@
 """psycopg 3 against psycopg2 on the reads that the hand-made prepared statements serve.
 
-The question (issue 24): does psycopg 3, through SQLAlchemy's `postgresql+psycopg` dialect
+The question: does psycopg 3, through SQLAlchemy's `postgresql+psycopg` dialect
 and its automatic server-side prepare, read as fast as psycopg2 with our own
 `PreparedStatement` (app.platform.database.driver), so that code could go? In one process,
 on the 1,000,000-note `bench_notes` database (bench/notes_discovery.py seeds it), one app

@@ -1,4 +1,4 @@
-"""Fan-out of one event to 10,000 inboxes against its floor (issue 25, Benchmark).
+"""Fan-out of one event to 10,000 inboxes against its floor.
 
 A journey stop on a trackable whose group 10,000 users watch: the time from the commit of
 the stop (with its event and fan-out job) to the commit of the last inbox row, the job

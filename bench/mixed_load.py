@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark: a day of the product in minutes, a mixed load at 32 and 64 connections
-against 4 sync workers on PostgreSQL, with the discovery floor beside it (issue 30).
+against 4 sync workers on PostgreSQL, with the discovery floor beside it.
 
     .venv/bin/python bench/mixed_load.py                          # 60 s per level
     .venv/bin/python bench/mixed_load.py --seconds 120 --connections 64

@@ -18,7 +18,7 @@ the master included) and PostgreSQL's, and divides by the requests wrk counted.
 
 Printed per round and as medians: requests per second, server CPU ms per request,
 database CPU ms per request, each server's figures as ratios of hello's, and the API's
-authenticated read against the two other floors. The targets (issue 30): the
+authenticated read against the two other floors. The targets: the
 authenticated read at least 0.5 x hello's rate, and at most 2 x hello's server CPU per
 request. A measuring tool, not a test.
 """

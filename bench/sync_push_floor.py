@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark: a sync push of 500 new notes against the least work that stores the same
-rows, on PostgreSQL (issue 30).
+rows, on PostgreSQL.
 
     .venv/bin/python bench/sync_push_floor.py [--rounds 20] [--notes 500] [--reseed]
 
@@ -44,7 +44,7 @@ from push_floor_app import write_notes
 from trackables import WARMUP, free_port, http_request, interleaved, send, start_server
 
 USER = "bpush_0"
-TARGET = 3.0  # push p50 / insert p50 (issue 30)
+TARGET = 3.0  # push p50 / insert p50
 
 
 def parse_args() -> argparse.Namespace:

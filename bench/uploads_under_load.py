@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark: discovery's p99 while 12-megapixel photos are uploaded (issue 30).
+"""Benchmark: discovery's p99 while 12-megapixel photos are uploaded.
 
     PYTHONPATH=. .venv/bin/python bench/uploads_under_load.py [--rounds 3] [--seconds 20]
 
@@ -9,7 +9,7 @@
    image uploads' pool (1 sync worker, as deploy/ ships it, under `nice -n 10` as
    location-notes-uploads.service runs it), and puts two Debian nginx in front, both
    with deploy/nginx/app.conf: "one pool", whose `location_notes_uploads` is the app's
-   pool itself (every request on the same 4 workers, as before issue 30), and "split",
+   pool itself (every request on the same 4 workers, as before the pools were split), and "split",
    with deploy/nginx/upstream.conf as shipped (the uploads to their own pool, the app's
    as its backup).
 3. Makes a 12-megapixel (4000x3000) photo-like JPEG with Pillow (bench/images_pipeline.py's
@@ -27,7 +27,7 @@
    uploads' latency and throughput, and the CPU seconds of each pool, nginx and the whole
    machine during the phase.
 
-A measuring tool, not a test: it asserts nothing and bounds every loop. Target (issue 30):
+A measuring tool, not a test: it asserts nothing and bounds every loop. Target:
 (c)'s p99 at most 2 x (a)'s.
 """
 

@@ -8,7 +8,7 @@ with no transaction open, the attempt's record in another) and checks that every
 succeeded. The bare side signs the same
 bodies with hmac and POSTs them with `requests.post` in a loop (the issue's floor: no
 record, no commit; a new connection each). Rounds alternate which side goes first.
-Target (issue 25): worker throughput at least 0.7x the bare loop's.
+Target: worker throughput at least 0.7x the bare loop's.
 
     .venv/bin/python bench/webhook_delivery.py [--deliveries 300] [--rounds 5] [--sqlite]
 """
