@@ -267,8 +267,9 @@ class Config:
     # --- access sessions for secret codes (decisions: Access sessions for secret codes) ---
     # The signed HttpOnly SameSite=Lax cookie holding only a random client id; its sessions
     # are rows in trackable_access_sessions. Secure: None means "when ENV_NAME is production".
-    # The website pages' own cookie (Flask's signed session): their forms' CSRF token and
-    # one-time notices, nothing else. Secure follows TRACKABLE_ACCESS_COOKIE_SECURE.
+    # The website pages' own cookie (Flask's signed session, no expiry: it ends with the
+    # browser session): their forms' CSRF token, one-time notices and the name of a
+    # finder's last find. Secure follows TRACKABLE_ACCESS_COOKIE_SECURE.
     SESSION_COOKIE_NAME = "ln_pages"
     SESSION_COOKIE_SAMESITE = "Lax"
     SESSION_COOKIE_HTTPONLY = True
@@ -395,7 +396,7 @@ class Config:
     # Each verification makes outbound requests; per client IP, Flask-Limiter notation.
     RATE_LIMIT_LINK_VERIFY = env_str("RATE_LIMIT_LINK_VERIFY", "30 per minute")
 
-    # Metrics (issue 29; app.web.metrics): GET /metrics answers a scraper sending this as
+    # Metrics (app.web.metrics): GET /metrics answers a scraper sending this as
     # `Authorization: Bearer ...` (at least 32 characters in production); unset, it is 404
     # on the service's address.
     METRICS_TOKEN = env_str("METRICS_TOKEN", "")
@@ -403,19 +404,19 @@ class Config:
     # port), where /metrics needs no token and nothing but /metrics and the health probes
     # is served: keep it where only the monitoring can reach it. gunicorn.conf.py reads it.
     METRICS_BIND = env_str("METRICS_BIND", "")
-    # Error reporting (issue 29; app.platform.telemetry, the `sentry` extra): set, the 500s
+    # Error reporting (app.platform.telemetry, the `sentry` extra): set, the 500s
     # are reported to this Sentry DSN, scrubbed like the logs and of personal data. The
     # environment defaults to APP_ENV; performance traces are off at 0 (0.0 to 1.0).
     SENTRY_DSN = env_str("SENTRY_DSN", "")
     SENTRY_ENVIRONMENT = env_str("SENTRY_ENVIRONMENT", "")
     SENTRY_TRACES_SAMPLE_RATE = env_float("SENTRY_TRACES_SAMPLE_RATE", 0.0)
-    # Tracing (issue 29; the `otel` extra): on when the standard OTEL_EXPORTER_OTLP_ENDPOINT
+    # Tracing (the `otel` extra): on when the standard OTEL_EXPORTER_OTLP_ENDPOINT
     # names a collector (OTLP/HTTP), or with OTEL_TRACING=true (the exporter's default,
     # http://localhost:4318). The exporter reads the other OTEL_* variables itself.
     OTEL_EXPORTER_OTLP_ENDPOINT = env_str("OTEL_EXPORTER_OTLP_ENDPOINT", "")
     OTEL_TRACING = env_bool("OTEL_TRACING", False)
 
-    # Webhooks (issue 25; docs/contract/webhooks.md, Webhooks). Deliveries go out under the
+    # Webhooks (docs/contract/webhooks.md, Webhooks). Deliveries go out under the
     # outbound rules above (checked addresses), with their own budget and answer cap.
     WEBHOOKS_PER_OWNER = env_int("WEBHOOKS_PER_OWNER", 20)  # per user, and per team
     WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 5.0)
@@ -433,7 +434,7 @@ class Config:
     # Test rigs only (a receiver on 127.0.0.1); a production start refuses it.
     WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", False)
 
-    # Personal data export (issue 28; docs/contract/privacy.md, Data export): exports one
+    # Personal data export (docs/contract/privacy.md, Data export): exports one
     # account may ask for in any 24 hours (429 past it), how long a finished one may be
     # downloaded, and how long its record stays after that (then GET answers 404).
     EXPORTS_PER_USER_PER_DAY = env_int("EXPORTS_PER_USER_PER_DAY", 3)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark: public note discovery on 1,000,000 notes in PostgreSQL (issue: notes).
+"""Benchmark: public note discovery on 1,000,000 notes in PostgreSQL.
 
     .venv/bin/python bench/notes_discovery.py [--notes 1000000] [--requests 200]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark: sync push of 500 notes and a full sync pull of 10,000 notes, each against a
-floor written beside it, on PostgreSQL (issue: sync).
+floor written beside it, on PostgreSQL.
 
     .venv/bin/python bench/sync.py [--rounds 20] [--reseed]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark: trackable code lookup (hit and miss) and group creation of 100 items, on
-100,000 trackables in PostgreSQL (issue: trackables).
+100,000 trackables in PostgreSQL.
 
     .venv/bin/python bench/trackables.py [--requests 500] [--group-requests 50] [--reseed]
 

@@ -82,7 +82,7 @@ def test_every_docs_path_named_exists():
 
 
 MODULE_DOCSTRING_LINES = 10
-# A ticket reference in code or tests: the word and a number or a colon after it. A
+# A ticket reference in code, tests or docs: the word and a number or a colon after it. A
 # library's own tracker ("SQLAlchemy's", "its", then the word) is a fact about the library.
 TICKET = re.compile(r"(?<!its )(?<!'s )\b[Ii]ssues? (?:\d+|: )|\(issue: ")
 
@@ -106,10 +106,25 @@ def test_module_docstrings_are_short():
     assert long == {}, "say what the module is for and why in at most ten lines"
 
 
-def test_code_and_tests_cite_reasons_not_tickets():
+def cited_files() -> list[Path]:
+    """Everything the next engineer reads: code, tests, benchmarks, tools, migrations, the
+    settings and the docs."""
+    places = ("app", "tests", "bench", "tools", "migrations", "docs", "deploy")
+    suffixes = {".py", ".md", ".html", ".toml", ".yml", ".yaml", ".sh"}
+    found = [
+        path
+        for place in places
+        for path in (ROOT / place).rglob("*")
+        if path.suffix in suffixes and "__pycache__" not in path.parts
+    ]
+    tops = ("README.md", "CHANGELOG.md", "config.py", "gunicorn.conf.py", "wsgi.py", "Makefile")
+    return sorted([*found, *(ROOT / name for name in tops), ROOT / ".ci" / "run"])
+
+
+def test_code_tests_and_docs_cite_reasons_not_tickets():
     cited = [
         f"{path.relative_to(ROOT).as_posix()}:{number}"
-        for path in python_files()
+        for path in cited_files()
         if path != Path(__file__).resolve()  # the rule's own pattern
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if TICKET.search(line)

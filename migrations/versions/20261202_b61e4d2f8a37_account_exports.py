@@ -1,4 +1,4 @@
-"""account exports: personal data exports (issue 28) until they are swept
+"""account exports: personal data exports until they are swept
 
 Revision ID: b61e4d2f8a37
 Revises: a7d3f9c2e514
