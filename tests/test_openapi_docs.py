@@ -166,21 +166,78 @@ def test_every_operation_documents_the_statuses_any_operation_can_answer(documen
         assert {str(status) for status in EVERY_OPERATION} <= set(operation["responses"]), key
 
 
-def test_every_429_documents_retry_after_and_the_rate_limit_headers(document):
-    for key, operation in operations(document):
-        assert "429" in operation["responses"], key
-        headers = resolve(document, operation["responses"]["429"]).get("headers", {})
-        for name in ("Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining"):
-            assert name in headers, f"{key} 429 {name}"
-        assert "X-RateLimit-Reset" in headers, key
-        assert resolve(document, headers["Retry-After"])["schema"]["type"] == "integer", key
+RATE_LIMIT_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+# Rate-limited in the contract: sign-in, registration, account mails, reports and error
+# posts, link checks, label sheets (`limits.rateLimits` of the status).
+RATE_LIMITED = {
+    "POST /api/auth/register",
+    "POST /api/auth/login",
+    "POST /api/auth/resendConfirmationEmail",
+    "POST /api/auth/forgotPassword",
+    "POST /api/auth/resetPassword",
+    "POST /api/compliance/reports",
+    "POST /api/compliance/errors",
+    "POST /api/external-links/verify",
+    "POST /api/trackables/labels",
+}
+# Answers given before a limit counts the request: no rate-limit header on them.
+UNCOUNTED = {"413", "414", "431"}
 
 
-def test_every_503_documents_retry_after(document):
+def rate_limited(document: dict[str, Any]) -> set[str]:
+    """The operations whose answers the document gives the rate-limit headers."""
+    return {
+        key
+        for key, operation in operations(document)
+        if any(
+            "X-RateLimit-Limit" in resolve(document, response).get("headers", {})
+            for response in operation["responses"].values()
+        )
+    }
+
+
+def test_every_429_and_503_documents_retry_after(document):
+    assert document["components"]["headers"]["RetryAfter"]["required"] is True
     for key, operation in operations(document):
-        headers = resolve(document, operation["responses"]["503"]).get("headers", {})
-        retry_after = resolve(document, headers["Retry-After"])
-        assert retry_after["schema"]["type"] == "integer", key
+        for status in ("429", "503"):
+            headers = resolve(document, operation["responses"][status]).get("headers", {})
+            retry_after = resolve(document, headers["Retry-After"])
+            assert retry_after["schema"]["type"] == "integer", f"{key} {status}"
+
+
+def test_the_rate_limited_operations_are_those_of_the_contract(document):
+    assert rate_limited(document) == RATE_LIMITED
+
+
+def test_every_answer_of_a_rate_limited_operation_documents_the_headers(document):
+    """Every status but those answered before the count (413, 414, 431); none of the
+    headers required (a body that is not JSON is refused before the count too), and
+    Retry-After the window's on a 2xx or 4xx, the wait's on a 429 or 503."""
+    for key, operation in operations(document):
+        if key not in RATE_LIMITED:
+            continue
+        for status, response in operation["responses"].items():
+            headers = resolve(document, response).get("headers", {})
+            if status in UNCOUNTED:
+                assert not set(RATE_LIMIT_HEADERS) & set(headers), f"{key} {status}"
+                continue
+            for name in (*RATE_LIMIT_HEADERS, "Retry-After"):
+                assert name in headers, f"{key} {status} {name}"
+            for name in RATE_LIMIT_HEADERS:
+                header = resolve(document, headers[name])
+                assert header["schema"] == {"type": "integer", "minimum": 0}, name
+                assert not header.get("required"), f"{key} {status} {name}"
+            retry_after = resolve(document, headers["Retry-After"])
+            assert retry_after.get("required", False) is (status in ("429", "503")), key
+
+
+def test_other_operations_document_no_rate_limit_header(document):
+    for key, operation in operations(document):
+        if key in RATE_LIMITED:
+            continue
+        for status, response in operation["responses"].items():
+            headers = resolve(document, response).get("headers", {})
+            assert not set(RATE_LIMIT_HEADERS) & set(headers), f"{key} {status}"
 
 
 def test_the_problem_examples_show_codes_of_the_registry():

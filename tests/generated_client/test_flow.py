@@ -6,9 +6,6 @@ the scripted flow of flow.py against the service under gunicorn, on the test dat
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,38 +14,15 @@ import pytest
 
 from tests.generated_client.flow import Flow
 from tests.generated_client.generation import generate_client
-from tests.serving import gunicorn_serving
+from tests.generated_client.serving import served_with_worker
 
 
 @pytest.fixture
 def served(app, database_url: str, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """gunicorn on the test database, its mail written to files: (base URL, mail folder).
-    `app` empties the tables afterwards, as after any test."""
-    outbox = tmp_path / "outbox"
-    settings = {
-        "APP_ENV": "testing",
-        "DATABASE_URL": database_url,
-        "MAIL_BACKEND": "file",
-        "MAIL_OUTBOX_DIR": str(outbox),
-        "RATELIMIT_STORAGE_URI": "memory://",
-        "IMAGE_ROOT": str(tmp_path / "images"),
-        "MAP_TILE_ROOT": str(tmp_path / "tiles"),
-        "ACCESS_LOG": "off",
-    }
-    # The worker beside the server, as `make run` starts them: it sends the account mail.
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "flask", "--app", "wsgi", "worker", "--poll-seconds", "0.2"],
-        cwd=Path(__file__).resolve().parents[2],
-        env={**os.environ, "LOG_LEVEL": "WARNING", **settings},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        with gunicorn_serving(settings) as port:
-            yield f"http://127.0.0.1:{port}", outbox
-    finally:
-        worker.terminate()
-        worker.wait(timeout=30)
+    """gunicorn and the worker on the test database: (base URL, mail folder). `app`
+    empties the tables afterwards, as after any test."""
+    with served_with_worker(database_url, tmp_path) as served:
+        yield served
 
 
 @pytest.mark.processes

@@ -8,6 +8,7 @@ from app.api.base.blueprint import Blueprint
 from app.api.base.fields import (
     LANGUAGE_TAG,
     NOT_BLANK_PATTERN,
+    AnyOf,
     FilePart,
     Guid,
     LanguageTag,
@@ -25,6 +26,7 @@ __all__ = [
     "LANGUAGE_TAG",
     "NOT_BLANK_PATTERN",
     "PROBLEM_JSON",
+    "AnyOf",
     "Api",
     "Blueprint",
     "FilePart",

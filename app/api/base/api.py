@@ -4,6 +4,7 @@ with the error-code registry and the request-body rule in the document."""
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 import flask_smorest
@@ -15,6 +16,7 @@ from werkzeug.exceptions import HTTPException
 from app.api.base.blueprint import BEARER
 from app.api.base.fields import (
     NO_NUL,
+    any_of,
     nul_refused,
 )
 from app.api.base.schemas import (
@@ -22,7 +24,7 @@ from app.api.base.schemas import (
     RequestSchema,
     camelcase,
 )
-from app.api.documentation import DocumentationPlugin
+from app.api.documentation import DocumentationPlugin, rate_limited_endpoint
 from app.api.documentation import finish as finish_documentation
 from app.error_codes import Code, error_code_table
 from app.errors import (
@@ -192,13 +194,17 @@ class Api(flask_smorest.Api):
     ERROR_SCHEMA = ProblemSchema
 
     def __init__(self, app: Flask | None = None) -> None:
-        plugins = [ProblemResponsesPlugin(), DocumentationPlugin(), RequestSchemaPlugin()]
+        self.documentation = DocumentationPlugin()
+        plugins = [ProblemResponsesPlugin(), self.documentation, RequestSchemaPlugin()]
         super().__init__(app, spec_kwargs={"extra_plugins": plugins})
 
     def init_app(self, app: Flask, *args: Any, **kwargs: Any) -> None:
+        # The rate-limit headers go on the answers of this app's rate-limited routes.
+        self.documentation.rate_limited = partial(rate_limited_endpoint, app)
         super().init_app(app, *args, **kwargs)
         app.before_request(refuse_nul_in_path)
         self.ma_plugin.converter.add_attribute_function(nul_refused)
+        self.ma_plugin.converter.add_attribute_function(any_of)
         self.spec.components.security_scheme(
             BEARER, {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
         )

@@ -79,6 +79,22 @@ def nul_refused(converter: Any, field: fields.Field, ret: dict[str, Any], **kwar
     return {}
 
 
+class AnyOf(fields.Raw):
+    """A value of one of several read models (a record, or its tombstone), written by the
+    route as it is: documented as `anyOf` their components (`any_of`)."""
+
+    def __init__(self, *schemas: type[ma.Schema], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.schemas = schemas
+
+
+def any_of(converter: Any, field: fields.Field, ret: dict[str, Any], **kwargs: Any) -> dict:
+    """apispec attribute function: an AnyOf field as `anyOf` its schemas' references."""
+    if not isinstance(field, AnyOf):
+        return {}
+    return {"anyOf": [converter.resolve_nested_schema(schema) for schema in field.schemas]}
+
+
 LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
 

@@ -13,33 +13,35 @@ from app.models.category import CATEGORY_NAME_MAX_LENGTH
 class CategorySchema(Schema):
     """A category record."""
 
-    category_id = Guid(attribute="id")
-    name = fields.String()
-    content_language = fields.String(metadata={"example": "en-US"})
-    parent_category_id = Guid(allow_none=True, metadata={"description": "null for a root"})
+    category_id = Guid(required=True, attribute="id")
+    name = fields.String(required=True)
+    content_language = fields.String(required=True, metadata={"example": "en-US"})
+    parent_category_id = Guid(
+        required=True, allow_none=True, metadata={"description": "null for a root"}
+    )
 
 
 class CategoryNodeSchema(Schema):
     """A category in a tree helper: the record plus its number of direct children."""
 
-    category_id = Guid()
-    name = fields.String()
-    content_language = fields.String(metadata={"example": "en-US"})
-    parent_category_id = Guid(allow_none=True)
-    child_category_count = fields.Integer()
+    category_id = Guid(required=True)
+    name = fields.String(required=True)
+    content_language = fields.String(required=True, metadata={"example": "en-US"})
+    parent_category_id = Guid(required=True, allow_none=True)
+    child_category_count = fields.Integer(required=True)
 
 
 class CategoryTreeNodeSchema(CategoryNodeSchema):
     """A node of the full tree, with its children nested."""
 
-    children = fields.List(fields.Nested(lambda: CategoryTreeNodeSchema()))
+    children = fields.List(fields.Nested(lambda: CategoryTreeNodeSchema()), required=True)
 
 
 class CategorySectionSchema(Schema):
     """One content language's forest: its root categories."""
 
-    content_language = fields.String(metadata={"example": "en-US"})
-    root_categories = fields.List(fields.Nested(CategoryNodeSchema))
+    content_language = fields.String(required=True, metadata={"example": "en-US"})
+    root_categories = fields.List(fields.Nested(CategoryNodeSchema), required=True)
 
 
 class CategoryMoveSchema(RequestSchema):

@@ -73,15 +73,16 @@ def site_url_error(value: str) -> str | None:
 
 
 class ErrorReportResultSchema(Schema):
-    ticket_number = fields.String(metadata={"example": "ERR-7K3M9Q2T"})
-    used_existing_ticket = fields.Boolean(metadata={"example": True})
-    explanation_saved = fields.Boolean(metadata={"example": True})
-    tracked_in_support_tickets = fields.Boolean(metadata={"example": True})
+    ticket_number = fields.String(required=True, metadata={"example": "ERR-7K3M9Q2T"})
+    used_existing_ticket = fields.Boolean(required=True, metadata={"example": True})
+    explanation_saved = fields.Boolean(required=True, metadata={"example": True})
+    tracked_in_support_tickets = fields.Boolean(required=True, metadata={"example": True})
     tracked_content_report_id = Guid(
-        allow_none=True, metadata={"example": "9b2e4f10-6c3a-4d8e-b1f2-0a9c8d7e6f5a"}
+        required=True, allow_none=True, metadata={"example": "9b2e4f10-6c3a-4d8e-b1f2-0a9c8d7e6f5a"}
     )
 
 
+FOR_REVIEWERS = "Sent only when the caller is a super-admin."
 REVIEWER_FIELDS = (
     "reviewUrl",
     "errorDetails",
@@ -98,57 +99,72 @@ class ContentReportSchema(Schema):
     `errorDetails`, `clientContext`, `trackInSupportTickets`, `occurrences`,
     `reporterUserName` and `reporterEmail` are present for super-admins only."""
 
-    content_report_id = Guid(attribute="id")
-    reporter_user_id = Guid(allow_none=True)
-    page_type = fields.Integer(metadata={"example": 2})
-    page_type_label = fields.Method("_page_type_label", metadata={"example": "Note page"})
-    content_type = fields.Integer(metadata={"example": 5})
-    content_type_label = fields.Method(
-        "_content_type_label", metadata={"example": "Title and content"}
+    content_report_id = Guid(required=True, attribute="id")
+    reporter_user_id = Guid(required=True, allow_none=True)
+    page_type = fields.Integer(required=True, metadata={"example": 2})
+    page_type_label = fields.Method(
+        "_page_type_label", required=True, metadata={"example": "Note page"}
     )
-    status = fields.Integer(metadata={"example": 0})
-    status_label = fields.Method("_status_label", metadata={"example": "Reported"})
-    page_title = fields.String(metadata={"example": "Tempelhof field at sunset"})
-    page_url = fields.String(metadata={"example": "/en/notes/3f0c1d9e-8a5b-4c2d-9e7f-1a2b3c4d5e6f"})
-    page_reference = fields.String(metadata={"example": "3f0c1d9e-8a5b-4c2d-9e7f-1a2b3c4d5e6f"})
-    content_label = fields.String(metadata={"example": "Note text"})
-    content_reference = fields.String(metadata={"example": ""})
-    content_preview = fields.String(metadata={"example": "Buy cheap watches at ..."})
-    report_title = fields.String(metadata={"example": "Spam"})
-    report_explanation = fields.String(metadata={"example": "An advert, not a note."})
-    resolution_text = fields.String(metadata={"example": ""})
-    reporter_display_name = fields.String(allow_none=True, metadata={"example": "Ada L."})
-    reviewer_display_name = fields.String(allow_none=True, metadata={"example": None})
-    created_utc = UtcDateTime()
-    reviewed_utc = UtcDateTime(allow_none=True)
+    content_type = fields.Integer(required=True, metadata={"example": 5})
+    content_type_label = fields.Method(
+        "_content_type_label", required=True, metadata={"example": "Title and content"}
+    )
+    status = fields.Integer(required=True, metadata={"example": 0})
+    status_label = fields.Method("_status_label", required=True, metadata={"example": "Reported"})
+    page_title = fields.String(required=True, metadata={"example": "Tempelhof field at sunset"})
+    page_url = fields.String(
+        required=True, metadata={"example": "/en/notes/3f0c1d9e-8a5b-4c2d-9e7f-1a2b3c4d5e6f"}
+    )
+    page_reference = fields.String(
+        required=True, metadata={"example": "3f0c1d9e-8a5b-4c2d-9e7f-1a2b3c4d5e6f"}
+    )
+    content_label = fields.String(required=True, metadata={"example": "Note text"})
+    content_reference = fields.String(required=True, metadata={"example": ""})
+    content_preview = fields.String(required=True, metadata={"example": "Buy cheap watches at ..."})
+    report_title = fields.String(required=True, metadata={"example": "Spam"})
+    report_explanation = fields.String(
+        required=True, metadata={"example": "An advert, not a note."}
+    )
+    resolution_text = fields.String(required=True, metadata={"example": ""})
+    reporter_display_name = fields.String(
+        required=True, allow_none=True, metadata={"example": "Ada L."}
+    )
+    reviewer_display_name = fields.String(
+        required=True, allow_none=True, metadata={"example": None}
+    )
+    created_utc = UtcDateTime(required=True)
+    reviewed_utc = UtcDateTime(required=True, allow_none=True)
     ticket_number = fields.String(
+        required=True,
         allow_none=True,
         metadata={"description": "System errors: the ticket number.", "example": None},
     )
-    # Reviewer fields (super-admins only)
+    # Reviewer fields: sent to super-admins only (hide_reviewer_fields), so not required.
     review_url = fields.String(
         allow_none=True,
         metadata={
-            "description": "Super-admins: where the reported content is read now.",
+            "description": f"{FOR_REVIEWERS} Where the reported content is read now.",
             "example": "/api/public/notes/3f0c1d9e-8a5b-4c2d-9e7f-1a2b3c4d5e6f",
         },
     )
     error_details = fields.Dict(
         allow_none=True,
-        metadata={"description": "Super-admins: what failed (type, message, stack trace)."},
+        metadata={"description": f"{FOR_REVIEWERS} What failed (type, message, stack trace)."},
     )
-    client_context = fields.Dict(allow_none=True, metadata={"description": "Super-admins."})
-    track_in_support_tickets = fields.Boolean(metadata={"description": "Super-admins."})
+    client_context = fields.Dict(allow_none=True, metadata={"description": FOR_REVIEWERS})
+    track_in_support_tickets = fields.Boolean(metadata={"description": FOR_REVIEWERS})
     occurrences = fields.Integer(
-        metadata={"description": "Super-admins: how often this failure was sent."}
+        metadata={"description": f"{FOR_REVIEWERS} How often this failure was sent."}
     )
     reporter_user_name = fields.Function(
         lambda report: report.reporter.user_name if report.reporter else None,
-        metadata={"description": "Super-admins: the reporter's user name, when known."},
+        allow_none=True,
+        metadata={"description": f"{FOR_REVIEWERS} The reporter's user name, null if unknown."},
     )
     reporter_email = fields.Function(
         lambda report: report.reporter.email if report.reporter else None,
-        metadata={"description": "Super-admins: the reporter's email, when known."},
+        allow_none=True,
+        metadata={"description": f"{FOR_REVIEWERS} The reporter's email, null if unknown."},
     )
 
     def _page_type_label(self, report: Any) -> str:

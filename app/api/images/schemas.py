@@ -45,14 +45,17 @@ class ImageSchema(Schema):
     trackable_comment_id = _parent("trackable comment")
     journey_stop_id = _parent("journey stop")
     original_width = fields.Integer(
-        metadata={"description": "The uploaded source's width, after its orientation."}
+        required=True,
+        metadata={"description": "The uploaded source's width, after its orientation."},
     )
-    original_height = fields.Integer()
-    created_utc = UtcDateTime()
-    thumbnail_url = fields.String(metadata={"description": "/Images/Thumbnail/{id}-64.jpg"})
-    small_url = fields.String()
-    medium_url = fields.String()
-    large_url = fields.String()
+    original_height = fields.Integer(required=True)
+    created_utc = UtcDateTime(required=True)
+    thumbnail_url = fields.String(
+        required=True, metadata={"description": "/Images/Thumbnail/{id}-64.jpg"}
+    )
+    small_url = fields.String(required=True)
+    medium_url = fields.String(required=True)
+    large_url = fields.String(required=True)
 
     @pre_dump
     def record(self, image: ContentImage, **_: Any) -> dict[str, Any]:

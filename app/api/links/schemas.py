@@ -31,11 +31,12 @@ class LinkVerifyRequestSchema(RequestSchema):
 
 
 class LinkVerificationSchema(Schema):
-    normalized_url = fields.String(metadata={"example": "https://example.com/page"})
+    normalized_url = fields.String(required=True, metadata={"example": "https://example.com/page"})
     suggested_description = fields.String(
-        metadata={"description": "The destination page's title; empty when it has none."}
+        required=True,
+        metadata={"description": "The destination page's title; empty when it has none."},
     )
-    support_url = fields.String(metadata={"example": "/help/external-links"})
+    support_url = fields.String(required=True, metadata={"example": "/help/external-links"})
 
 
 class LinkProblemSchema(ProblemSchema):

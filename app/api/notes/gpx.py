@@ -33,22 +33,27 @@ class GpxImportFormSchema(RequestSchema):
 
 
 class WaypointOutcomeSchema(Schema):
-    index = fields.Integer(metadata={"description": "0-based position in the file."})
-    name = fields.String(metadata={"description": "The note title used or compared."})
-    outcome = fields.String(metadata={"enum": ["created", "duplicate", "skipped", "rejected"]})
+    index = fields.Integer(required=True, metadata={"description": "0-based position in the file."})
+    name = fields.String(
+        required=True, metadata={"description": "The note title used or compared."}
+    )
+    outcome = fields.String(
+        required=True, metadata={"enum": ["created", "duplicate", "skipped", "rejected"]}
+    )
     note_id = Guid(
+        required=True,
         allow_none=True,
         metadata={"description": "Created note, or the existing note it matched."},
     )
-    reason = fields.String()
+    reason = fields.String(required=True)
 
 
 class GpxImportReportSchema(Schema):
-    created = fields.Integer()
-    duplicates = fields.Integer()
-    skipped = fields.Integer()
-    rejected = fields.Integer()
-    waypoints = fields.List(fields.Nested(WaypointOutcomeSchema))
+    created = fields.Integer(required=True)
+    duplicates = fields.Integer(required=True)
+    skipped = fields.Integer(required=True)
+    rejected = fields.Integer(required=True)
+    waypoints = fields.List(fields.Nested(WaypointOutcomeSchema), required=True)
 
 
 EXPORT_DOC = {

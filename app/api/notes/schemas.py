@@ -66,29 +66,35 @@ class NoteSchema(Schema):
     """A note record. Lists are written by `note_list_response`, which must match this
     (a test keeps the two identical)."""
 
-    note_id = Guid(attribute="id")
-    owner_user_id = Guid()
-    owner_user_name = fields.String(metadata={"description": "The owner's public user name."})
-    category_id = Guid()
-    title = fields.String()
-    body = fields.String()
-    content_language = fields.String(metadata={"example": "en-US"})
-    latitude = fields.Float(allow_none=True)
-    longitude = fields.Float(allow_none=True)
-    visibility = fields.Enum(NoteVisibility, by_value=True)
-    comment_policy = fields.Enum(CommentPolicy, by_value=True)
-    external_link_url = fields.String(allow_none=True)
-    external_link_description = fields.String()
-    is_deleted = fields.Boolean()
-    updated_utc = UtcDateTime(metadata={"description": "When the note's fields were saved."})
+    note_id = Guid(required=True, attribute="id")
+    owner_user_id = Guid(required=True)
+    owner_user_name = fields.String(
+        required=True, metadata={"description": "The owner's public user name."}
+    )
+    category_id = Guid(required=True)
+    title = fields.String(required=True)
+    body = fields.String(required=True)
+    content_language = fields.String(required=True, metadata={"example": "en-US"})
+    latitude = fields.Float(required=True, allow_none=True)
+    longitude = fields.Float(required=True, allow_none=True)
+    visibility = fields.Enum(NoteVisibility, required=True, by_value=True)
+    comment_policy = fields.Enum(CommentPolicy, required=True, by_value=True)
+    external_link_url = fields.String(required=True, allow_none=True)
+    external_link_description = fields.String(required=True)
+    is_deleted = fields.Boolean(required=True)
+    updated_utc = UtcDateTime(
+        required=True, metadata={"description": "When the note's fields were saved."}
+    )
     last_activity_utc = UtcDateTime(
-        metadata={"description": "Most recent activity: edits, comments, attachments."}
+        required=True,
+        metadata={"description": "Most recent activity: edits, comments, attachments."},
     )
     client_mutation_id = fields.String(
+        required=True,
         allow_none=True,
         metadata={"description": "The owner's client tag; null for viewers outside the workspace."},
     )
-    team_id = Guid(allow_none=True)
+    team_id = Guid(required=True, allow_none=True)
 
 
 @functools.lru_cache(maxsize=4)
@@ -301,16 +307,17 @@ def area_from(query: dict[str, Any], default_radius_km: float) -> Bounds | Circl
 class CommentSchema(Schema):
     """A note comment record."""
 
-    comment_id = Guid(attribute="id")
-    note_id = Guid()
-    author_user_name = fields.String(attribute="author.user_name")
+    comment_id = Guid(required=True, attribute="id")
+    note_id = Guid(required=True)
+    author_user_name = fields.String(required=True, attribute="author.user_name")
     author_display_text = fields.String(
+        required=True,
         attribute="author.display_text",
         metadata={"description": "The author's display name, else the user name."},
     )
-    body = fields.String()
-    created_utc = UtcDateTime()
-    updated_utc = UtcDateTime()
+    body = fields.String(required=True)
+    created_utc = UtcDateTime(required=True)
+    updated_utc = UtcDateTime(required=True)
 
 
 def not_blank(value: str) -> None:
@@ -343,8 +350,8 @@ class CommentCreateSchema(RequestSchema):
 class NoteTrackableSchema(Schema):
     """The public fields of a trackable attached to a note."""
 
-    trackable_id = Guid(attribute="id")
-    public_code = fields.String(metadata={"example": "LN-4K7Q2M"})
-    name = fields.String()
-    last_activity_utc = UtcDateTime()
-    attached_utc = UtcDateTime()
+    trackable_id = Guid(required=True, attribute="id")
+    public_code = fields.String(required=True, metadata={"example": "LN-4K7Q2M"})
+    name = fields.String(required=True)
+    last_activity_utc = UtcDateTime(required=True)
+    attached_utc = UtcDateTime(required=True)

@@ -1,9 +1,12 @@
 """Personal data export routes (docs/contract/privacy.md, Data export): the
 signed-in account asks for a copy of its data, follows the export and downloads it. An
-export is its account's alone: everyone else gets 404."""
+export is its account's alone: everyone else gets 404. The JSON Schemas of the export's
+files are the same for everyone."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 from uuid import UUID
 
@@ -19,7 +22,7 @@ from app.api.privacy.schemas import (
 from app.auth import current_viewer
 from app.error_codes import Code
 from app.extensions import db
-from app.platform.http_files import attachment
+from app.platform.http_files import attachment, cached_file
 from app.services import privacy
 
 blp = Blueprint(
@@ -77,7 +80,9 @@ EXPIRED = {
 ZIP_DOC = {
     "responses": {
         "200": {
-            "description": "The export: a ZIP with a README.md that explains each file.",
+            "description": "The export: a ZIP with a README.md that explains each file, "
+            "and in `schemas/` the JSON Schema of each JSON file (as GET "
+            "/api/account/export/schemas/{name} serves them).",
             "content": {"application/zip": {"schema": {"type": "string", "format": "binary"}}},
             "headers": {
                 "Content-Disposition": {
@@ -86,6 +91,20 @@ ZIP_DOC = {
                 }
             },
         }
+    }
+}
+# The example is a real one: the schema of the smallest file.
+SCHEMA_EXAMPLE = json.loads(privacy.schema_file("note_comments.schema.json"))
+SCHEMA_DOC = {
+    "responses": {
+        "200": {
+            "description": "The JSON Schema (2020-12) of one JSON file of the export "
+            "(strong `ETag`; `304` on `If-None-Match`).",
+            "content": {
+                privacy.SCHEMA_MEDIA_TYPE: {"schema": {"type": "object"}, "example": SCHEMA_EXAMPLE}
+            },
+        },
+        "304": {"description": "The client's copy (`If-None-Match`) is current."},
     }
 }
 LOCATION = {
@@ -105,9 +124,10 @@ def start_account_export() -> Any:
     """Ask for a copy of my data
 
     Starts an export of everything the service keeps about the account (GDPR articles 15
-    and 20): a ZIP with one JSON file per kind of record, the notes as GPX, the image
-    files and a README; never a secret. A worker makes it (`state` goes `queued`,
-    `running`, `done`) and mails the account when it is ready. One at a time (409
+    and 20): a ZIP with one JSON file per kind of record, each described by a JSON Schema
+    (in the ZIP's `schemas/`, and at GET /api/account/export/schemas/{name}), the notes
+    as GPX, the image files and a README; never a secret. A worker makes it (`state`
+    goes `queued`, `running`, `done`) and mails the account when it is ready. One at a time (409
     `account_export_in_progress`), at most 3 a day (429
     `account_export_daily_limit_reached`).
     """
@@ -143,3 +163,17 @@ def download_account_export(export_id: UUID) -> Response:
     return attachment(
         found.chunks, size=found.size, mimetype="application/zip", filename=found.filename
     )
+
+
+@blp.route("/account/export/schemas/<string:name>", methods=["GET"])
+@blp.doc(**SCHEMA_DOC)
+def get_account_export_file_schema(name: str) -> Response:
+    """Get the JSON Schema of a data export file
+
+    The JSON Schema (2020-12) of one JSON file of the data export, as the ZIP's `schemas/`
+    holds it: `notes.schema.json` describes `notes.json` (the README in the ZIP lists
+    the files). The same for everyone, without a token; another name is 404.
+    """
+    data = privacy.schema_file(name)
+    etag = hashlib.sha256(data).hexdigest()[:32]
+    return cached_file(data, mimetype=privacy.SCHEMA_MEDIA_TYPE, etag=etag, is_public=True)

@@ -63,6 +63,7 @@ PUSH_RESULT_EXAMPLE = {
             "reason": "changed_on_server",
             "detail": "The server copy changed after the client's updatedUtc; pull, merge, "
             "push again.",
+            "errors": None,
             "serverRecord": {
                 "categoryId": CATEGORY_ID,
                 "name": "Walks and hikes",

@@ -8,7 +8,7 @@ from typing import Any
 from marshmallow import ValidationError, fields, validates_schema
 from marshmallow.validate import OneOf
 
-from app.api.base import Guid, RequestSchema, Schema, UtcDateTime
+from app.api.base import AnyOf, Guid, RequestSchema, Schema, UtcDateTime
 from app.api.categories.schemas import CategoryMoveSchema
 from app.api.notes.schemas import BoundsQuerySchema, NoteMoveSchema, NoteSchema
 from app.services.sync import CONFLICT_REASONS
@@ -61,16 +61,15 @@ class SyncCategoryInSchema(CategoryMoveSchema):
 
 
 class SyncCategorySchema(Schema):
-    """A category as sync sends it; a tombstone has only `categoryId`, `teamId` and
-    `isDeleted: true`."""
+    """A category as sync sends it (a tombstone is SyncCategoryTombstoneSchema)."""
 
-    category_id = Guid()
-    name = fields.String()
-    content_language = fields.String(metadata={"example": "en-US"})
-    parent_category_id = Guid(allow_none=True)
-    team_id = Guid(allow_none=True)
-    is_deleted = fields.Boolean()
-    updated_utc = UtcDateTime()
+    category_id = Guid(required=True)
+    name = fields.String(required=True)
+    content_language = fields.String(required=True, metadata={"example": "en-US"})
+    parent_category_id = Guid(required=True, allow_none=True)
+    team_id = Guid(required=True, allow_none=True)
+    is_deleted = fields.Boolean(required=True)
+    updated_utc = UtcDateTime(required=True)
 
 
 class RecordList(fields.List):
@@ -143,17 +142,21 @@ class SyncPushSchema(RequestSchema):
 
 
 class SyncConflictSchema(Schema):
-    entity_type = fields.String(metadata={"enum": ["note", "category"]})
-    id = Guid()
-    reason = fields.String(validate=OneOf(CONFLICT_REASONS), metadata={"enum": CONFLICT_REASONS})
-    detail = fields.String()
+    entity_type = fields.String(required=True, metadata={"enum": ["note", "category"]})
+    id = Guid(required=True)
+    reason = fields.String(
+        required=True, validate=OneOf(CONFLICT_REASONS), metadata={"enum": CONFLICT_REASONS}
+    )
+    detail = fields.String(required=True)
     errors = fields.Dict(
+        required=True,
         keys=fields.String(),
         values=fields.List(fields.String()),
         allow_none=True,
         metadata={"description": "`validation_failed`: field name -> messages; else null."},
     )
     server_record = fields.Dict(
+        required=True,
         allow_none=True,
         metadata={
             "description": "The server's current note record or sync category record, "
@@ -163,9 +166,9 @@ class SyncConflictSchema(Schema):
 
 
 class SyncPushResultSchema(Schema):
-    applied_note_ids = fields.List(Guid())
-    applied_category_ids = fields.List(Guid())
-    conflicts = fields.List(fields.Nested(SyncConflictSchema))
+    applied_note_ids = fields.List(Guid(), required=True)
+    applied_category_ids = fields.List(Guid(), required=True)
+    conflicts = fields.List(fields.Nested(SyncConflictSchema), required=True)
 
 
 class PublicAreaSchema(RequestSchema, BoundsQuerySchema):
@@ -193,21 +196,40 @@ class SyncPullSchema(RequestSchema):
     )
 
 
+class SyncNoteTombstoneSchema(Schema):
+    """A note deleted, or gone out of the caller's reach, since the last pull."""
+
+    note_id = Guid(required=True)
+    team_id = Guid(required=True, allow_none=True)
+    is_deleted = fields.Boolean(required=True, metadata={"enum": [True]})
+
+
+class SyncCategoryTombstoneSchema(Schema):
+    """A category deleted, or gone out of the caller's reach, since the last pull."""
+
+    category_id = Guid(required=True)
+    team_id = Guid(required=True, allow_none=True)
+    is_deleted = fields.Boolean(required=True, metadata={"enum": [True]})
+
+
+def _records_and_tombstones(record: type[Schema], tombstone: type[Schema]) -> fields.List:
+    return fields.List(
+        AnyOf(record, tombstone),
+        required=True,
+        metadata={"description": "Records, and tombstones (the ids and `isDeleted: true`)."},
+    )
+
+
 class SyncPullResultSchema(Schema):
     server_sync_utc = UtcDateTime(
-        metadata={"description": "Send it back as `lastSyncUtc` on the next pull."}
+        required=True, metadata={"description": "Send it back as `lastSyncUtc` on the next pull."}
     )
-    user_notes = fields.List(
-        fields.Nested(NoteSchema),
-        metadata={"description": "Note records, and tombstones (noteId, teamId, isDeleted)."},
-    )
-    user_categories = fields.List(fields.Nested(SyncCategorySchema))
-    team_categories = fields.List(fields.Nested(SyncCategorySchema))
-    team_notes = fields.List(
-        fields.Nested(NoteSchema),
-        metadata={"description": "Note records, and tombstones (noteId, teamId, isDeleted)."},
-    )
+    user_notes = _records_and_tombstones(NoteSchema, SyncNoteTombstoneSchema)
+    user_categories = _records_and_tombstones(SyncCategorySchema, SyncCategoryTombstoneSchema)
+    team_categories = _records_and_tombstones(SyncCategorySchema, SyncCategoryTombstoneSchema)
+    team_notes = _records_and_tombstones(NoteSchema, SyncNoteTombstoneSchema)
     public_notes = fields.List(
         fields.Nested(NoteSchema),
+        required=True,
         metadata={"description": "The area's public discovery list (capped), not a delta."},
     )

@@ -37,37 +37,57 @@ class TeamSchema(Schema):
     """A team record, with the caller's own membership in it (dumps services.teams'
     TeamView)."""
 
-    team_id = Guid(attribute="team.id")
+    team_id = Guid(required=True, attribute="team.id")
     name = fields.String(
+        required=True,
         attribute="team.name",
         dump_only=True,  # `readOnly`: fixed after creation (contract notes: Teams, Names)
         metadata={"description": "Unique public handle (public routes); fixed after creation."},
     )
     team_slug = fields.String(
-        attribute="team.slug", metadata={"description": "Lowercase URL form of the name."}
+        required=True,
+        attribute="team.slug",
+        metadata={"description": "Lowercase URL form of the name."},
     )
-    title = fields.String(attribute="team.title")
-    description = fields.String(attribute="team.description")
-    external_link_url = fields.String(attribute="team.external_link_url", allow_none=True)
-    external_link_description = fields.String(attribute="team.external_link_description")
-    join_policy = fields.Enum(JoinPolicy, by_value=True, attribute="team.join_policy")
-    page_visibility = fields.Enum(PageVisibility, by_value=True, attribute="team.page_visibility")
+    title = fields.String(required=True, attribute="team.title")
+    description = fields.String(required=True, attribute="team.description")
+    external_link_url = fields.String(
+        required=True, attribute="team.external_link_url", allow_none=True
+    )
+    external_link_description = fields.String(
+        required=True, attribute="team.external_link_description"
+    )
+    join_policy = fields.Enum(
+        JoinPolicy, required=True, by_value=True, attribute="team.join_policy"
+    )
+    page_visibility = fields.Enum(
+        PageVisibility, required=True, by_value=True, attribute="team.page_visibility"
+    )
     default_note_visibility = fields.Enum(
-        NoteVisibility, by_value=True, attribute="team.default_note_visibility"
+        NoteVisibility, required=True, by_value=True, attribute="team.default_note_visibility"
     )
     content_language = fields.String(
-        attribute="team.content_language", metadata={"example": "en-US"}
+        required=True, attribute="team.content_language", metadata={"example": "en-US"}
     )
-    member_count = fields.Integer(metadata={"description": "Active members, admins included."})
-    created_utc = UtcDateTime(attribute="team.created_utc")
-    updated_utc = UtcDateTime(attribute="team.updated_utc")
+    member_count = fields.Integer(
+        required=True, metadata={"description": "Active members, admins included."}
+    )
+    created_utc = UtcDateTime(required=True, attribute="team.created_utc")
+    updated_utc = UtcDateTime(required=True, attribute="team.updated_utc")
     last_activity_utc = UtcDateTime(
-        metadata={"description": "Latest of the team's own activity and its notes' activity."}
+        required=True,
+        metadata={"description": "Latest of the team's own activity and its notes' activity."},
     )
-    membership_id = Guid(allow_none=True, metadata={"description": "The caller's record."})
-    membership_status = fields.Enum(MembershipStatus, by_value=True, allow_none=True)
+    membership_id = Guid(
+        required=True, allow_none=True, metadata={"description": "The caller's record."}
+    )
+    membership_status = fields.Enum(MembershipStatus, required=True, by_value=True, allow_none=True)
     role = fields.Enum(
-        TeamRole, by_value=True, allow_none=True, metadata={"description": "null until active."}
+        TeamRole,
+        required=True,
+        by_value=True,
+        allow_none=True,
+        metadata={"description": "null until active."},
     )
 
 
@@ -126,17 +146,18 @@ class TeamCreateSchema(TeamSettingsSchema):
 class MembershipSchema(Schema):
     """A membership record: a request, an invitation or an active membership."""
 
-    membership_id = Guid()
-    team_id = Guid()
-    user_name = fields.String()
+    membership_id = Guid(required=True)
+    team_id = Guid(required=True)
+    user_name = fields.String(required=True)
     status = fields.Enum(
         MembershipStatus,
+        required=True,
         by_value=True,
         metadata={"description": "Denied and Refused only in the answer that ends a record."},
     )
-    is_admin = fields.Boolean()
-    created_utc = UtcDateTime()
-    updated_utc = UtcDateTime()
+    is_admin = fields.Boolean(required=True)
+    created_utc = UtcDateTime(required=True)
+    updated_utc = UtcDateTime(required=True)
 
 
 class InviteSchema(RequestSchema):
@@ -153,20 +174,22 @@ class InviteSchema(RequestSchema):
 class InviteLinkSchema(Schema):
     """An invite link record (dumps services.teams' InviteLinkView)."""
 
-    invite_link_id = Guid(attribute="link.id")
-    team_id = Guid(attribute="team.id")
-    team_name = fields.String(attribute="team.name")
-    team_slug = fields.String(attribute="team.slug")
+    invite_link_id = Guid(required=True, attribute="link.id")
+    team_id = Guid(required=True, attribute="team.id")
+    team_name = fields.String(required=True, attribute="team.name")
+    team_slug = fields.String(required=True, attribute="team.slug")
     code = fields.String(
-        attribute="link.code", metadata={"description": "The invite code of the join route."}
+        required=True,
+        attribute="link.code",
+        metadata={"description": "The invite code of the join route."},
     )
-    created_by_display_name = fields.String(attribute="link.created_by.display_text")
-    created_by_current_user = fields.Boolean()
+    created_by_display_name = fields.String(required=True, attribute="link.created_by.display_text")
+    created_by_current_user = fields.Boolean(required=True)
     inviter_is_currently_admin = fields.Boolean(
-        metadata={"description": "A link works only while its creator is an admin."}
+        required=True, metadata={"description": "A link works only while its creator is an admin."}
     )
-    is_single_use = fields.Boolean(attribute="link.is_single_use")
-    created_utc = UtcDateTime(attribute="link.created_utc")
+    is_single_use = fields.Boolean(required=True, attribute="link.is_single_use")
+    created_utc = UtcDateTime(required=True, attribute="link.created_utc")
 
 
 class InviteLinkCreateSchema(RequestSchema):
@@ -176,5 +199,5 @@ class InviteLinkCreateSchema(RequestSchema):
 
 
 class JoinResultSchema(Schema):
-    team_slug = fields.String()
-    membership_status = fields.Enum(MembershipStatus, by_value=True)
+    team_slug = fields.String(required=True)
+    membership_status = fields.Enum(MembershipStatus, required=True, by_value=True)

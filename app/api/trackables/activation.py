@@ -31,31 +31,39 @@ STOP_PAIR = ("initial_journey_stop_latitude", "initial_journey_stop_longitude")
 class TrackableActivatedSchema(Schema):
     """The activated trackable (dumps services.trackables.Activation)."""
 
-    trackable_id = Guid(attribute="trackable.id")
+    trackable_id = Guid(required=True, attribute="trackable.id")
     public_code = fields.String(
-        attribute="trackable.public_code", metadata={"example": "LN-4K7Q2M"}
+        required=True, attribute="trackable.public_code", metadata={"example": "LN-4K7Q2M"}
     )
-    name = fields.String(attribute="trackable.name")
-    description = fields.String(attribute="trackable.description")
-    status_message = fields.String(attribute="trackable.status_message")
+    name = fields.String(required=True, attribute="trackable.name")
+    description = fields.String(required=True, attribute="trackable.description")
+    status_message = fields.String(required=True, attribute="trackable.status_message")
     owner_user_id = Guid(
-        attribute="trackable.owner_user_id", metadata={"description": "The activator."}
+        required=True,
+        attribute="trackable.owner_user_id",
+        metadata={"description": "The activator."},
     )
     team_id = Guid(
+        required=True,
         attribute="trackable.team_id",
         allow_none=True,
         metadata={"description": "The owning team; null for a personal trackable."},
     )
-    trackable_group_id = Guid(attribute="trackable.group_id", allow_none=True)
-    is_activated = fields.Boolean(attribute="trackable.is_activated")
-    activated_utc = UtcDateTime(attribute="trackable.activated_utc")
-    last_activity_utc = UtcDateTime(attribute="trackable.last_activity_utc")
-    external_link_url = fields.String(attribute="trackable.external_link_url", allow_none=True)
-    external_link_description = fields.String(attribute="trackable.external_link_description")
+    trackable_group_id = Guid(required=True, attribute="trackable.group_id", allow_none=True)
+    is_activated = fields.Boolean(required=True, attribute="trackable.is_activated")
+    activated_utc = UtcDateTime(required=True, attribute="trackable.activated_utc")
+    last_activity_utc = UtcDateTime(required=True, attribute="trackable.last_activity_utc")
+    external_link_url = fields.String(
+        required=True, attribute="trackable.external_link_url", allow_none=True
+    )
+    external_link_description = fields.String(
+        required=True, attribute="trackable.external_link_description"
+    )
     external_link_append_public_trackable_code = fields.Boolean(
-        attribute="trackable.external_link_append_public_code"
+        required=True, attribute="trackable.external_link_append_public_code"
     )
     initial_journey_stop_id = Guid(
+        required=True,
         allow_none=True,
         metadata={"description": "The journey stop recorded with the activation, or null."},
     )
@@ -143,17 +151,18 @@ class TrackableActivateSchema(ExternalLinkInputSchema):
 class TrackableMembershipGroupSchema(Schema):
     """The group a trackable is in."""
 
-    trackable_group_id = Guid(attribute="id")
-    name = fields.String(metadata={"example": "Lake District Paddles"})
-    slug = fields.String(metadata={"example": "lake_district_paddles"})
+    trackable_group_id = Guid(required=True, attribute="id")
+    name = fields.String(required=True, metadata={"example": "Lake District Paddles"})
+    slug = fields.String(required=True, metadata={"example": "lake_district_paddles"})
 
 
 class TrackableGroupMembershipSchema(Schema):
     """A trackable and the group it is in now."""
 
-    trackable_id = Guid()
+    trackable_id = Guid(required=True)
     group = fields.Nested(
         TrackableMembershipGroupSchema,
+        required=True,
         allow_none=True,
         metadata={"description": "null when in no group."},
     )
@@ -169,15 +178,19 @@ class TrackableWatchStateSchema(Schema):
     """The caller's watch after the request. A repeated start or stop answers the same
     with `changed` false."""
 
-    watching = fields.Boolean(metadata={"description": "Whether the caller watches it now."})
-    changed = fields.Boolean(metadata={"description": "Whether this request changed that."})
+    watching = fields.Boolean(
+        required=True, metadata={"description": "Whether the caller watches it now."}
+    )
+    changed = fields.Boolean(
+        required=True, metadata={"description": "Whether this request changed that."}
+    )
 
 
 class MyTrackableWatchesSchema(Schema):
     """The caller's watches, most recent first (beyond the contract)."""
 
-    trackables = fields.List(Guid(), attribute="trackable_ids")
-    groups = fields.List(Guid(), attribute="group_ids")
+    trackables = fields.List(Guid(), required=True, attribute="trackable_ids")
+    groups = fields.List(Guid(), required=True, attribute="group_ids")
 
 
 # --- activation --------------------------------------------------------------------------

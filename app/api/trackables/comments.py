@@ -103,22 +103,26 @@ class ActivityWriteSchema(RequestSchema):
 class TrackableCommentSchema(Schema):
     """A trackable comment as the caller sees it."""
 
-    trackable_comment_id = Guid()
-    trackable_id = Guid()
-    body = fields.String()
-    is_anonymous = fields.Boolean()
+    trackable_comment_id = Guid(required=True)
+    trackable_id = Guid(required=True)
+    body = fields.String(required=True)
+    is_anonymous = fields.Boolean(required=True)
     author_display_text = fields.String(
-        metadata={"description": "The account's name, or the anonymous writer's chosen one."}
+        required=True,
+        metadata={"description": "The account's name, or the anonymous writer's chosen one."},
     )
     author_profile_user_name = fields.String(
-        allow_none=True, metadata={"description": "null for an anonymous comment."}
+        required=True, allow_none=True, metadata={"description": "null for an anonymous comment."}
     )
-    created_utc = UtcDateTime()
-    edited_utc = UtcDateTime(allow_none=True)
-    observed_utc = UtcDateTime(allow_none=True)
-    can_edit = fields.Boolean(metadata={"description": "For the caller (its author only)."})
+    created_utc = UtcDateTime(required=True)
+    edited_utc = UtcDateTime(required=True, allow_none=True)
+    observed_utc = UtcDateTime(required=True, allow_none=True)
+    can_edit = fields.Boolean(
+        required=True, metadata={"description": "For the caller (its author only)."}
+    )
     can_delete = fields.Boolean(
-        metadata={"description": "For the caller (author, owner or current team admin)."}
+        required=True,
+        metadata={"description": "For the caller (author, owner or current team admin)."},
     )
 
 

@@ -26,32 +26,41 @@ from app.services import trackables
 
 
 class NoteAtCoordinateSchema(Schema):
-    note_id = Guid(allow_none=True)
-    title = fields.String(allow_none=True)
-    content_language = fields.String(allow_none=True)
+    note_id = Guid(required=True, allow_none=True)
+    title = fields.String(required=True, allow_none=True)
+    content_language = fields.String(required=True, allow_none=True)
     thumbnail_url = fields.String(
-        allow_none=True, metadata={"description": "null while the note has no image."}
+        required=True,
+        allow_none=True,
+        metadata={"description": "null while the note has no image."},
     )
     is_content_omitted = fields.Boolean(
+        required=True,
         metadata={
             "description": "The note this stop was recorded at stands here, but the caller "
             "may not open it: every other field is null."
-        }
+        },
     )
 
 
 class JourneyStopSchema(Schema):
     """A journey stop (contract: Journey stop (read shape))."""
 
-    journey_stop_id = Guid()
-    trackable_id = Guid()
+    journey_stop_id = Guid(required=True)
+    trackable_id = Guid(required=True)
     coordinate_id = Guid(
-        metadata={"description": "The same for every stop at the same snapped point."}
+        required=True,
+        metadata={"description": "The same for every stop at the same snapped point."},
     )
-    latitude = fields.Float(metadata={"description": "Snapped to the grid of `precision`."})
-    longitude = fields.Float(metadata={"description": "Snapped to the grid of `precision`."})
+    latitude = fields.Float(
+        required=True, metadata={"description": "Snapped to the grid of `precision`."}
+    )
+    longitude = fields.Float(
+        required=True, metadata={"description": "Snapped to the grid of `precision`."}
+    )
     precision = fields.Enum(
         StopPrecision,
+        required=True,
         by_value=True,
         metadata={
             "description": "The grid the position was snapped to before it was stored: "
@@ -59,25 +68,32 @@ class JourneyStopSchema(Schema):
             "degrees."
         },
     )
-    associated_utc = UtcDateTime(metadata={"description": "When the stop was saved."})
+    associated_utc = UtcDateTime(
+        required=True, metadata={"description": "When the stop was saved."}
+    )
     observed_utc = UtcDateTime(
-        allow_none=True, metadata={"description": "When the finder said they saw it."}
+        required=True,
+        allow_none=True,
+        metadata={"description": "When the finder said they saw it."},
     )
     is_location_only = fields.Boolean(
-        metadata={"description": "A direct report; false for a stop recorded at a note."}
+        required=True,
+        metadata={"description": "A direct report; false for a stop recorded at a note."},
     )
-    is_anonymous = fields.Boolean()
-    can_delete = fields.Boolean(metadata={"description": "For the caller."})
-    can_convert_to_note = fields.Boolean(metadata={"description": "For the caller."})
+    is_anonymous = fields.Boolean(required=True)
+    can_delete = fields.Boolean(required=True, metadata={"description": "For the caller."})
+    can_convert_to_note = fields.Boolean(required=True, metadata={"description": "For the caller."})
     location_label = fields.String(
-        metadata={"description": "Place name at save time; empty where nothing is near."}
+        required=True,
+        metadata={"description": "Place name at save time; empty where nothing is near."},
     )
-    creator_display_text = fields.String()
+    creator_display_text = fields.String(required=True)
     creator_profile_user_name = fields.String(
-        allow_none=True, metadata={"description": "null for an anonymous stop."}
+        required=True, allow_none=True, metadata={"description": "null for an anonymous stop."}
     )
     current_notes_at_coordinate = fields.List(
         fields.Nested(NoteAtCoordinateSchema),
+        required=True,
         metadata={"description": "Notes now at this point that the caller may open."},
     )
 

@@ -143,33 +143,78 @@ class WebhookDeliverySchema(Schema):
 
 
 # --- the payloads (the document's `webhooks` section) ------------------------------------
+# Every body is the envelope; each event type narrows `type` to its name and `data` to one
+# of the shapes below (app.api.webhooks.documentation, EVENT_DATA).
 
 
-class WebhookEventDataSchema(Schema):
-    """An event's ids and the public fields a viewer could see when it happened."""
+class WebhookEnvelopeSchema(Schema):
+    type = fields.String(
+        required=True, metadata={"description": "The event type: one of the document's webhooks."}
+    )
+    timestamp = UtcDateTime(required=True, metadata={"description": "When it happened."})
+    data = fields.Dict(
+        required=True,
+        metadata={"description": "The event's ids and public fields, shaped by its type."},
+    )
+
+
+class WebhookTrackableDataSchema(Schema):
+    """A trackable's event: its ids, and the public fields any viewer saw at the time."""
 
     event_id = Guid(required=True)
-    trackable_id = Guid()
-    group_id = Guid(metadata={"description": "The trackable's group, or the one it left."})
-    note_id = Guid()
-    team_id = Guid()
-    public_code = fields.String(metadata={"description": "The trackable's public code."})
-    name = fields.String(metadata={"description": "The trackable's name."})
-    comment_id = Guid()
-    stop_id = Guid(metadata={"description": "A journey stop's id."})
+    trackable_id = Guid(required=True)
+    public_code = fields.String(
+        required=True, metadata={"description": "The trackable's public code."}
+    )
+    name = fields.String(required=True, metadata={"description": "The trackable's name."})
+    group_id = Guid(metadata={"description": "The trackable's group, when it is in one."})
+    team_id = Guid(metadata={"description": "The trackable's team, when it has one."})
 
 
-class WebhookPayloadSchema(Schema):
-    type = fields.String(required=True, metadata={"description": "The event type."})
-    timestamp = UtcDateTime(required=True, metadata={"description": "When it happened."})
-    data = fields.Nested(WebhookEventDataSchema, required=True)
+class WebhookTrackableCommentDataSchema(WebhookTrackableDataSchema):
+    comment_id = Guid(required=True, metadata={"description": "The comment (never its text)."})
+
+
+class WebhookJourneyStopDataSchema(WebhookTrackableDataSchema):
+    stop_id = Guid(required=True, metadata={"description": "The journey stop."})
+
+
+class WebhookTrackableNoteDataSchema(WebhookTrackableDataSchema):
+    note_id = Guid(required=True, metadata={"description": "The note it was attached to."})
+
+
+class WebhookGroupItemDataSchema(WebhookTrackableDataSchema):
+    group_id = Guid(
+        required=True, metadata={"description": "The group it joined, or the one it left."}
+    )
+
+
+class WebhookTeamDataSchema(Schema):
+    """A team's event: its ids and the team's name (fixed after creation)."""
+
+    event_id = Guid(required=True)
+    team_id = Guid(required=True)
+    team_name = fields.String(required=True, metadata={"description": "The team's name."})
+
+
+class WebhookTeamNoteDataSchema(WebhookTeamDataSchema):
+    note_id = Guid(required=True, metadata={"description": "The team note (never its text)."})
+
+
+class WebhookMembershipDataSchema(WebhookTeamDataSchema):
+    membership_id = Guid(required=True, metadata={"description": "The membership."})
+
+
+class WebhookNotePublishedDataSchema(Schema):
+    """A note newly in anonymous discovery, in an area the subscriber watches."""
+
+    event_id = Guid(required=True)
+    note_id = Guid(required=True)
+    content_language = fields.String(
+        required=True, metadata={"description": "The note's content language (a BCP 47 tag)."}
+    )
+    team_id = Guid(metadata={"description": "The note's team, when it is a team note."})
 
 
 class WebhookTestDataSchema(Schema):
     webhook_id = Guid(required=True)
-
-
-class WebhookTestPayloadSchema(Schema):
-    type = fields.String(required=True, metadata={"enum": ["webhook.test"]})
-    timestamp = UtcDateTime(required=True)
-    data = fields.Nested(WebhookTestDataSchema, required=True)

@@ -1,5 +1,6 @@
 """Writing a data export's ZIP from the catalogue (`catalogue`): a README that explains
-each file, one JSON file per kind of record, the notes as GPX and the image files.
+each file, one JSON file per kind of record with its JSON Schema (`file_schemas`), the
+notes as GPX and the image files.
 
 Nothing is held whole in memory: rows are read in keyset batches by primary key (each
 batch a short statement, so SQLite's readers never hold up writers for long) and each
@@ -34,7 +35,15 @@ from app.services.privacy.catalogue import (
     NOT_EXPORTED,
     JsonFile,
     Part,
+    camel,
+    exported_columns,
     table_of,
+)
+from app.services.privacy.file_schemas import (
+    DERIVED_FIELDS,
+    SCHEMA_ABOUT,
+    SCHEMAS_FOLDER,
+    schema_files,
 )
 from app.storage.gpx import ExportWaypoint, write_gpx
 from app.storage.images import ImageStore, variant_key
@@ -44,12 +53,6 @@ BATCH_ROWS = 500
 WRITE_CHUNK_BYTES = 64 * 1024
 IMAGE_FILE_VARIANT = VARIANTS_BY_NAME["large"]  # the largest size kept (no original is)
 README = "README.md"
-
-
-def camel(name: str) -> str:
-    """`owner_user_id` -> `ownerUserId` (the API's spelling of field names)."""
-    head, *rest = name.split("_")
-    return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
 def plain(value: Any) -> Any:
@@ -62,16 +65,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return value.value
     return value
-
-
-def exported_columns(part: Part) -> list[str]:
-    """The columns `part` writes: its own list, or every column not EXCLUDED."""
-    table = part.table
-    if part.columns is not None:
-        return list(part.columns)
-    return [
-        column.name for column in table.columns if f"{table.name}.{column.name}" not in EXCLUDED
-    ]
 
 
 def selection(part: Part, user_id: uuid.UUID) -> Any:
@@ -159,7 +152,8 @@ def _image_fields(row: Mapping[str, Any], context: ArchiveContext) -> dict[str, 
 
 
 IMAGES_TABLE = table_of(ContentImage)
-# Fields derived from a row, per table (beside its columns).
+# Fields derived from a row, per table (beside its columns); file_schemas.DERIVED_FIELDS
+# describes them.
 DERIVED = {IMAGES_TABLE.name: _image_fields}
 
 
@@ -263,6 +257,8 @@ def write_archive(
     """Write the whole export of `user_id` as a ZIP into `target` (seekable)."""
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
         zf.writestr(README, readme(now))
+        for name, schema in schema_files().items():
+            zf.writestr(f"{SCHEMAS_FOLDER}/{name}", schema)
         included = _write_image_files(zf, user_id, image_store, image_cap_bytes)
         context = ArchiveContext(user_id, now, included)
         for json_file in FILES:
@@ -299,7 +295,7 @@ def readme(now: datetime) -> str:
         lines += [f"### {json_file.name}", "", json_file.about, ""]
         for part in json_file.parts:
             names = exported_columns(part)
-            derived = ["targetKind", "variants", "file"] if part.table.name in DERIVED else []
+            derived = list(DERIVED_FIELDS.get(part.table.name, {}))
             fields = ", ".join(f"`{camel(name)}`" for name in names + derived)
             lines.append(f"- `{part.key}`: {part.about} Fields: {fields}.")
         lines.append("")
@@ -311,6 +307,10 @@ def readme(now: datetime) -> str:
         f"### {IMAGES_FOLDER}/",
         "",
         IMAGES_ABOUT,
+        "",
+        f"### {SCHEMAS_FOLDER}/",
+        "",
+        SCHEMA_ABOUT,
         "",
         "## What is not in this export, and why",
         "",

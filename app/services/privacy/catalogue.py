@@ -23,7 +23,7 @@ from app.models.budget import BudgetSpend
 from app.models.category import Category
 from app.models.compliance import ContentReport
 from app.models.event import AreaWatch, Event, Notification
-from app.models.identity import EmailCode, RefreshToken
+from app.models.identity import EmailCode, RefreshToken, WebsiteSession
 from app.models.image import ContentImage, ImageTarget
 from app.models.note import Note, NoteComment
 from app.models.notification_mail import NotificationDigest, NotificationMail, NotificationSettings
@@ -150,8 +150,18 @@ FILES: tuple[JsonFile, ...] = (
     JsonFile(
         "sessions.json",
         "Where the account is signed in: one record per refresh token issued by a sign-in "
-        "(a device or app), with when it was made, used, ends or was revoked.",
-        (part("sessions", RefreshToken, "Sign-in sessions (refresh tokens).", by=("user_id",)),),
+        "in the app (which device, when it signed in, when the token was made, used, ends or "
+        "was revoked), and one per browser signed in on the website.",
+        (
+            part("sessions", RefreshToken, "Sign-in sessions (refresh tokens).", by=("user_id",)),
+            part(
+                "websiteSessions",
+                WebsiteSession,
+                "Browsers signed in on the website: which device, since when, last used when "
+                "(noted at most every five minutes).",
+                by=("user_id",),
+            ),
+        ),
     ),
     JsonFile(
         "notes.json",
@@ -347,6 +357,9 @@ EXCLUDED: dict[str, str] = {
     "refresh_tokens.token_hash": "The hash of a refresh token, a secret that keeps a "
     "session signed in.",
     "refresh_tokens.security_stamp": "The account's secret stamp at the time (see the account's).",
+    "website_sessions.token_hash": "The hash of the id a signed-in browser's cookie holds, "
+    "a secret that keeps it signed in.",
+    "website_sessions.security_stamp": "The account's secret stamp at sign-in (see the account's).",
     "recovery_codes.code_hash": "Two-factor recovery codes, kept only as keyed hashes: secrets.",
     "email_codes.nonce_hash": "The hash of a mailed code's secret part.",
     "trackable_codes.code_hash": "Keyed hashes of trackables' secret codes and QR tokens: "
@@ -402,6 +415,22 @@ REVIEWED_NOT_SECRET: dict[str, str] = {
     "webhook_subscriptions.previous_secret_expires_utc": "Until when the previous secret "
     "signed too: a time, not the secret.",
 }
+
+
+def camel(name: str) -> str:
+    """`owner_user_id` -> `ownerUserId` (the API's spelling of field names)."""
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def exported_columns(part: Part) -> list[str]:
+    """The columns `part` writes: its own list, or every column not EXCLUDED."""
+    table = part.table
+    if part.columns is not None:
+        return list(part.columns)
+    return [
+        column.name for column in table.columns if f"{table.name}.{column.name}" not in EXCLUDED
+    ]
 
 
 def file_names() -> list[str]:

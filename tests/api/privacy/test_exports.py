@@ -50,9 +50,12 @@ def test_the_zip_holds_a_file_per_kind_of_record_the_gpx_the_images_and_a_readme
     me = api.as_user(rich.user)
     archive = open_zip(download(me, export_ready(app, me)))
     names = archive.namelist()
-    assert [name for name in names if not name.startswith("images/")] == [
+    assert [name for name in names if not name.startswith(("images/", "schemas/"))] == [
         "README.md",
         *[name for name in file_names() if name != "README.md"],
+    ]
+    assert [name for name in names if name.startswith("schemas/")] == [
+        f"schemas/{json_file.name.removesuffix('.json')}.schema.json" for json_file in FILES
     ]
     images = [name for name in names if name.startswith("images/")]
     assert images == [f"images/Large/{rich.ids['image']}-1024.jpg"]
@@ -139,6 +142,7 @@ def test_the_readme_explains_each_file_and_what_is_left_out(app, api):
     for name in file_names():
         assert f"### {name}" in readme, name
     assert "### images/" in readme
+    assert "### schemas/" in readme
     for json_file in FILES:
         for part in json_file.parts:
             assert f"- `{part.key}`: {part.about}" in readme
