@@ -205,6 +205,7 @@ def register_job_kinds(app: Flask) -> None:
         clean_ups=(
             webhooks.remove_old_deliveries,  # deliveries kept 30 days
             privacy.sweep_exports,  # expired exports' files, old records, stray files
+            identity.remove_expired_website_sessions,  # past SESSION_MAX_AGE_HOURS
         ),
     )
 

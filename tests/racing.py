@@ -168,7 +168,7 @@ def stop_after(
 
 def run_together(app, calls: list[tuple[User, Callable[[Any, dict[str, str]], Any]]]) -> list:
     """Each (user, call) runs in its own thread with its own client, at the same moment;
-    returns each thread's (status, JSON body)."""
+    returns each thread's (status, JSON body; a page's text)."""
     headers = [{"Authorization": f"Bearer {issue_access_token(user)}"} for user, _ in calls]
     db.session.commit()  # the test's own session holds nothing while the threads run
     results: list[Any] = [None] * len(calls)
@@ -178,7 +178,10 @@ def run_together(app, calls: list[tuple[User, Callable[[Any, dict[str, str]], An
         client = app.test_client()
         start.wait()
         response = calls[index][1](client, headers[index])
-        body = response.get_json(force=True, silent=True) if response.data else None
+        if response.data and response.mimetype == "text/html":  # a website page
+            body: Any = response.get_data(as_text=True)
+        else:
+            body = response.get_json(force=True, silent=True) if response.data else None
         results[index] = (response.status_code, body)
 
     threads = [threading.Thread(target=run, args=(index,)) for index in range(len(calls))]

@@ -134,6 +134,7 @@ SYSTEM = {
         "hostedMapTileUrlTemplate": "/maps/tiles/{z}/{x}/{y}.png",
         "limits": {
             "publicListCap": 500,
+            "pageSizeMax": 100,
             "nearbyDefaultRadiusKm": 5.0,
             "nearbyMaxRadiusKm": 500.0,
             "trackablesPerGroupMax": 100,
@@ -160,6 +161,8 @@ SYSTEM = {
             "trackableCreations": {"attempts": 200, "windowMinutes": 60},
             "imageUploads": {"attempts": 200, "windowMinutes": 1440},
             "accountExports": {"attempts": 3, "windowMinutes": 1440},
+            "webhookSends": {"attempts": 60, "windowMinutes": 60},
+            "webhookSendsPerWebhook": {"attempts": 20, "windowMinutes": 60},
             "secretRotations": {"attempts": 10, "windowMinutes": 60},
             "finderPhotos": {
                 "perEntry": 4,
@@ -406,6 +409,8 @@ TRACKABLE = {
         "countries": ["CH", "DE"],
         "firstStopUtc": "2026-11-22T14:03:11.311Z",
         "lastStopUtc": "2026-11-23T08:47:37.427Z",
+        "firstSeenOn": "2026-11-22",
+        "lastSeenOn": "2026-11-23",
     },
 }
 STOP = {
@@ -567,6 +572,7 @@ TRACKABLES = {
         "layout": "avery-l7160",
         "paper": "a4",
         "text": "Found me? Scan the code and send me on.",
+        "language": "en",
         "skipLabels": 0,
         "items": [
             {"trackableId": TRACKABLE_ID, "secretCode": MASKED_CODE, "scanUrl": MASKED_SCAN_URL},
@@ -774,6 +780,7 @@ NOTIFICATIONS = {
         "trackableId": TRACKABLE_ID,
         "groupId": GROUP_ID,
         "noteId": None,
+        "teamId": None,
         "text": f"{PUBLIC_CODE} (Red kayak paddle) has a new journey stop.",
     },
     "UnreadCount": {"unreadCount": 3},
@@ -804,6 +811,16 @@ NOTIFICATIONS = {
 WEBHOOK_ID = "0d6f4b3e-5a1c-4e7b-9c2d-8f3a6b1e7c45"
 DELIVERY_ID = "7c2e9a41-3b5d-4f86-a1e0-6d9b2c8f4a17"
 EVENT_ID = "b3a8d1f2-6c4e-4a97-8e25-1f7c9d0b3e68"
+
+WEBHOOK_SENT_AT = "2026-11-28T10:05:00.000Z"
+WEBHOOK_TRACKABLE_DATA = {
+    "eventId": EVENT_ID,
+    "trackableId": TRACKABLE_ID,
+    "publicCode": PUBLIC_CODE,
+    "name": "Red kayak paddle",
+    "groupId": GROUP_ID,
+}
+WEBHOOK_TEAM_DATA = {"eventId": EVENT_ID, "teamId": TEAM_ID, "teamName": "Night Walkers"}
 
 WEBHOOK = {
     "webhookId": WEBHOOK_ID,
@@ -853,23 +870,20 @@ WEBHOOKS = {
             },
         ],
     },
-    "WebhookPayload": {
-        "type": "trackable.journey_stop.added",
-        "timestamp": "2026-11-28T10:05:00.000Z",
-        "data": {
-            "eventId": EVENT_ID,
-            "trackableId": TRACKABLE_ID,
-            "groupId": GROUP_ID,
-            "publicCode": PUBLIC_CODE,
-            "name": "Red kayak paddle",
-            "stopId": STOP_ID,
-        },
+    # The `data` of each kind of delivery (the document's `webhooks`), by its schema's name.
+    "WebhookTrackableData": WEBHOOK_TRACKABLE_DATA,
+    "WebhookTrackableCommentData": {**WEBHOOK_TRACKABLE_DATA, "commentId": TRACKABLE_COMMENT_ID},
+    "WebhookJourneyStopData": {**WEBHOOK_TRACKABLE_DATA, "stopId": STOP_ID},
+    "WebhookTrackableNoteData": {**WEBHOOK_TRACKABLE_DATA, "noteId": NOTE_ID},
+    "WebhookGroupItemData": WEBHOOK_TRACKABLE_DATA,
+    "WebhookTeamNoteData": {**WEBHOOK_TEAM_DATA, "noteId": TEAM_NOTE_ID},
+    "WebhookMembershipData": {**WEBHOOK_TEAM_DATA, "membershipId": KIM_MEMBERSHIP_ID},
+    "WebhookNotePublishedData": {
+        "eventId": EVENT_ID,
+        "noteId": NOTE_ID,
+        "contentLanguage": "en-US",
     },
-    "WebhookTestPayload": {
-        "type": "webhook.test",
-        "timestamp": "2026-11-28T10:05:00.000Z",
-        "data": {"webhookId": WEBHOOK_ID},
-    },
+    "WebhookTestData": {"webhookId": WEBHOOK_ID},
 }
 
 

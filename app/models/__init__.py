@@ -5,7 +5,13 @@ from app.models.budget import BudgetSpend
 from app.models.category import Category
 from app.models.compliance import ContentReport
 from app.models.event import AreaWatch, Event, Notification
-from app.models.identity import EmailCode, LoginFailure, RecoveryCode, RefreshToken
+from app.models.identity import (
+    EmailCode,
+    LoginFailure,
+    RecoveryCode,
+    RefreshToken,
+    WebsiteSession,
+)
 from app.models.image import ContentImage, ImageTarget
 from app.models.job import Job, JobState
 from app.models.keys import KeyFingerprint
@@ -78,5 +84,6 @@ __all__ = [
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookSubscription",
+    "WebsiteSession",
     "note_trackables",
 ]

@@ -1,5 +1,5 @@
-"""Identity secrets and counters: refresh tokens, sign-in failures, recovery codes and
-email codes. Every secret is stored only as a hash (decisions: Identity)."""
+"""Identity secrets and counters: refresh tokens, website sessions, sign-in failures,
+recovery codes and email codes. Every secret is stored only as a hash (decisions: Identity)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from sqlalchemy import ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, new_id, utcnow
+
+DEVICE_MAX_LENGTH = 64
 
 
 class RefreshToken(Base):
@@ -31,6 +33,29 @@ class RefreshToken(Base):
     expires_utc: Mapped[datetime] = mapped_column()
     used_utc: Mapped[datetime | None] = mapped_column(default=None)
     revoked_utc: Mapped[datetime | None] = mapped_column(default=None)
+    # Carried from token to token of a family: what signed in (a short label made from the
+    # User-Agent, never the header itself) and when. None on tokens issued before they were.
+    device: Mapped[str | None] = mapped_column(String(DEVICE_MAX_LENGTH), default=None)
+    signed_in_utc: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class WebsiteSession(Base):
+    """A browser signed in on the website. Its cookie holds only a random id; the id's
+    SHA-256 is kept here. Sign-out deletes the row, so a copy of the cookie stops working
+    at once; a changed security stamp or SESSION_MAX_AGE_HOURS after `created_utc` ends
+    it too. `last_used_utc` is written at most every few minutes."""
+
+    __tablename__ = "website_sessions"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)  # SHA-256, hex
+    security_stamp: Mapped[str] = mapped_column(String(64))  # the user's at sign-in
+    device: Mapped[str] = mapped_column(String(DEVICE_MAX_LENGTH), default="")
+    created_utc: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_utc: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class LoginFailure(Base):

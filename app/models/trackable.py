@@ -13,13 +13,14 @@ under the trackable's row lock (services.trackables.statistics).
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from enum import StrEnum
 
 from sqlalchemy import (
     JSON,
     Boolean,
     Column,
+    Date,
     Float,
     ForeignKey,
     Index,
@@ -156,7 +157,8 @@ class Trackable(Base):
     last_activity_utc: Mapped[datetime] = mapped_column(default=utcnow)
     # The journey's statistics, as its stops give them now (kept by services.trackables.
     # statistics): great-circle km along the stops oldest first, how many, the ISO 3166-1
-    # alpha-2 codes of the countries in order of first visit, the first and last stop's time.
+    # alpha-2 codes of the countries in order of first visit, the first and last stop's time,
+    # and the earliest and latest of the stops' "seen on" days (UTC).
     journey_distance_km: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     journey_stop_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     journey_countries: Mapped[list[str]] = mapped_column(
@@ -164,6 +166,8 @@ class Trackable(Base):
     )
     journey_first_stop_utc: Mapped[datetime | None] = mapped_column(default=None)
     journey_last_stop_utc: Mapped[datetime | None] = mapped_column(default=None)
+    journey_first_seen_on: Mapped[date | None] = mapped_column(Date, default=None)
+    journey_last_seen_on: Mapped[date | None] = mapped_column(Date, default=None)
 
     group: Mapped[TrackableGroup | None] = relationship(back_populates="trackables")
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.message import EmailMessage
+from email.policy import EmailPolicy
 from pathlib import Path
 from typing import Any
 
@@ -29,20 +30,44 @@ BACKENDS = ("console", "file", "smtp", "memory")
 
 @dataclass(frozen=True)
 class Mail:
-    """A plain-text message to one recipient."""
+    """A plain-text message to one recipient, with any extra header fields (name, value)."""
 
     to: str
     subject: str
     text: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+class _Policy(EmailPolicy):
+    """The standard policy, except that header fields made of URLs in angle brackets
+    (RFC 2369, List-Unsubscribe) stay on one line: folding such a field would insert
+    whitespace or encoded words into the URL, which mail clients cannot read."""
+
+    ONE_LINE = frozenset({"list-unsubscribe", "list-unsubscribe-post"})
+
+    def fold(self, name: str, value: str) -> str:
+        if name.lower() in self.ONE_LINE:
+            return f"{name}: {value}{self.linesep}"
+        return super().fold(name, value)
+
+    def fold_binary(self, name: str, value: str) -> bytes:
+        if name.lower() in self.ONE_LINE:
+            return f"{name}: {value}{self.linesep}".encode("ascii")
+        return super().fold_binary(name, value)
+
+
+POLICY = _Policy()
 
 
 def build_message(mail: Mail, sender: str) -> EmailMessage:
-    message = EmailMessage()
+    message = EmailMessage(policy=POLICY)
     message["From"] = sender
     message["To"] = mail.to
     message["Subject"] = mail.subject
     message["Date"] = datetime.now(UTC).strftime("%a, %d %b %Y %H:%M:%S +0000")
     message["Message-ID"] = f"<{uuid.uuid4().hex}@location-notes>"
+    for name, value in mail.headers:
+        message[name] = value
     message.set_content(mail.text)
     return message
 
@@ -83,7 +108,10 @@ def print_to_console(mail: Mail) -> None:
     so no production instance ever prints a code."""
     log.info("mail to %s: %s (printed whole on the console)", mail.to, mail.subject)
     rule = "-" * 72
-    sys.stderr.write(f"{rule}\nmail to {mail.to}\nSubject: {mail.subject}\n\n{mail.text}\n{rule}\n")
+    fields = "".join(f"{name}: {value}\n" for name, value in mail.headers)
+    sys.stderr.write(
+        f"{rule}\nmail to {mail.to}\nSubject: {mail.subject}\n{fields}\n{mail.text}\n{rule}\n"
+    )
     sys.stderr.flush()
 
 

@@ -2,17 +2,15 @@
 and a signed-in finder's logs carry their name.
 
 The identity area's sign-in decides (its lockout, its rules on unconfirmed addresses and
-two-factor codes), under the API login's rate limits. The session is the pages' own signed
-cookie, holding the account's id and security stamp, renewed at sign-in (no fixation). It
-counts on the pages blueprint only, never on the API, which takes bearer tokens alone; a
-changed password or "sign out everywhere" (a new stamp) ends it, and so does
-SESSION_MAX_AGE_HOURS after sign-in.
+two-factor codes), under the API login's rate limits. The pages' cookie holds only a
+website session's random id (identity: website sessions), a new one at each sign-in (no
+fixation); sign-out deletes the session, so a copy of the cookie stops working at once. It
+counts on the pages blueprint only, never on the API, which takes bearer tokens alone.
 """
 
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,6 +32,7 @@ from app.extensions import db, limiter
 from app.models.user import User
 from app.services import identity
 from app.web.forms import SignInForm
+from app.web.i18n import language_page
 
 SESSION_KEY = "account"
 FAILURES: dict[str, Any] = {
@@ -48,36 +47,38 @@ FAILURES: dict[str, Any] = {
 }
 
 
-def signed_in_user() -> User | None:
-    """The account of this browser's page session, while its stamp and age hold."""
-    held = session.get(SESSION_KEY)
-    if not isinstance(held, dict):
+def signed_in_browser() -> identity.SignedInBrowser | None:
+    """This browser's live website session, if its cookie names one. A cookie naming a
+    session that ended loses the id (and reads the replica again where it may)."""
+    raw = session.get(SESSION_KEY)
+    if raw is None:
         return None
-    try:
-        user_id = uuid.UUID(str(held.get("id")))
-        since = datetime.fromisoformat(str(held.get("since")))
-    except ValueError:
-        return None
-    hours = float(current_app.config["SESSION_MAX_AGE_HOURS"])
-    if since.tzinfo is None or datetime.now(UTC) - since > timedelta(hours=hours):
-        return None
-    user = db.session.get(User, user_id)
-    if user is None or user.security_stamp != held.get("stamp"):
-        return None
-    return user
+    found = identity.website_session_user(str(raw), config=current_app.config)
+    if found is None:
+        session.pop(SESSION_KEY, None)
+    return found
 
 
-# The cookie is ln_pages: HttpOnly, SameSite=Lax, Secure in production.
+# The cookie is ln_pages: HttpOnly, SameSite=Lax, Secure in production. The session is read
+# from the primary: a cookie holding an id keeps the request off the replica (pages.py).
 def use_page_session() -> None:
     """Before a page request: a signed-in browser's account is its viewer, unless the
-    request carries a bearer token (which app.auth reads as for the API)."""
-    g.pop("page_account", None)  # a context shared by requests (tests) starts clean
-    if request.headers.get("Authorization"):
+    request carries a bearer token (which app.auth reads as for the API). Its last use
+    is written (and committed) when due, before the page's own work."""
+    # A context shared by requests (tests, several browsers) starts clean: no account,
+    # and no form token another browser's page left (Flask-WTF keeps it on `g`).
+    for name in ("page_account", "page_session_id", current_app.config["WTF_CSRF_FIELD_NAME"]):
+        g.pop(name, None)
+    if request.headers.get("Authorization") or request.endpoint == "pages.static":
         return
-    user = signed_in_user()
-    if user is not None:
-        g.token_user, g.token_checked = user, True
-        g.page_account = user  # shown in the page's bar, with "sign out"
+    browser = signed_in_browser()
+    if browser is None:
+        return
+    if identity.note_use(browser):
+        db.session.commit()
+    g.token_user, g.token_checked = browser.user, True
+    g.page_account = browser.user  # shown in the page's bar, with "sign out"
+    g.page_session_id = browser.session_id  # "this browser" on the account page
 
 
 def _next_path() -> str | None:
@@ -118,9 +119,9 @@ def sign_in_page() -> Any:
                 config=current_app.config,
                 issue_refresh_token=False,
             )
-            db.session.commit()  # the failure counters too
             if result.user is not None:
                 return _signed_in(result.user)
+            db.session.commit()  # the failure counters
             failure = result.failure or identity.FAILED
             status, error = 401, FAILURES[failure]
             two_factor = failure == identity.REQUIRES_TWO_FACTOR or bool(form.code.data)
@@ -137,30 +138,42 @@ def sign_in_page() -> Any:
     return html, status, {"Cache-Control": "no-store"}
 
 
-def _new_session() -> None:
+def new_page_session() -> None:
     """Nothing of the session before carries over, its form token included."""
     session.clear()
     g.pop(current_app.config["WTF_CSRF_FIELD_NAME"], None)
 
 
+def _end_this_session() -> None:
+    raw = session.get(SESSION_KEY)
+    if raw is not None:
+        identity.end_website_session(str(raw))
+
+
 def _signed_in(user: User) -> BaseResponse:
-    _new_session()
-    session[SESSION_KEY] = {
-        "id": str(user.id),
-        "stamp": user.security_stamp,
-        "since": datetime.now(UTC).isoformat(),
-    }
+    """A new website session for this browser, in place of any it had."""
+    _end_this_session()
+    raw = identity.start_website_session(
+        user, user_agent=request.headers.get("User-Agent"), config=current_app.config
+    )
+    db.session.commit()  # with the failure counters the sign-in reset
+    new_page_session()
+    session[SESSION_KEY] = raw
     return redirect(_next_path() or url_for("pages.home"), 303)
 
 
 def sign_out() -> BaseResponse:
-    _new_session()
+    _end_this_session()
+    db.session.commit()
+    new_page_session()
     return redirect(_next_path() or url_for("pages.home"), 303)
 
 
 # GET /{lang}/confirm-email: the mailed confirmation link (the API's confirmEmail, as a page
 # with a way on). A link used a second time, or whose account is confirmed already, says so.
 def confirm_email_page() -> Any:
+    # Its other language is the sign-in page: its own address holds the one-time code.
+    language_page("pages.sign_in")
     try:
         user_id = uuid.UUID(request.args.get("userId", ""))
     except ValueError:

@@ -42,8 +42,14 @@ from app.models.trackable import (
     TRACKABLE_NAME_MAX_LENGTH,
 )
 from app.services import images, trackables
-from app.web.find import log_find
+from app.web.find import (
+    forget_finder_name,
+    log_find,
+    remember_finder_name,
+    remembered_finder_name,
+)
 from app.web.forms import ActivateForm, FindForm, file_size
+from app.web.i18n import language_page
 from app.web.page_common import PageNotFound, client_key, not_found_on_miss
 from app.web.photos import Photo, photos_of
 
@@ -158,8 +164,12 @@ def _posted_photos(viewer: Viewer) -> list[Photo]:
 
 def _find_form(state: FormState) -> FindForm:
     """The "log a find" form: as sent when it was refused (what was typed kept), else
-    empty; either way with a fresh clientMutationId, since nothing of it was written."""
-    form = state.find_form or FindForm(formdata=None)
+    empty but for the name of this visit's last find; either way with a fresh
+    clientMutationId, since nothing of it was written."""
+    form = state.find_form
+    if form is None:
+        form = FindForm(formdata=None)
+        form.display_name.data = remembered_finder_name()
     form.client_mutation_id.data = str(uuid.uuid4())
     return form
 
@@ -247,6 +257,7 @@ def post_find(trackable_id: uuid.UUID) -> Any:
         if "photo" in posted:  # no row: its files go too
             images.discard_files(uuid.UUID(posted["photo"]))
         raise
+    remember_finder_name(form)
     for kind, entry_id in posted.items():  # the notice and its links, by the form
         flash(entry_id, f"find-{kind}")
     return _back(trackable_id, "find")
@@ -274,13 +285,21 @@ def post_activation(trackable_id: uuid.UUID) -> Any:
 def end_session(trackable_id: uuid.UUID) -> Any:
     trackables.end_active(client_key(), trackable_id)
     db.session.commit()
-    html = render_template("pages/ended.html", public_page=_public_page(trackable_id))
+    forget_finder_name()
+    public_code = _public_code(trackable_id)
+    if public_code is None:
+        language_page("pages.home")
+        public_page = None
+    else:  # the page "session ended" is, in another language: the item's public page
+        language_page("pages.public_page", public_code=public_code)
+        public_page = url_for("pages.public_page", public_code=public_code)
+    html = render_template("pages/ended.html", public_page=public_page)
     return html, 200, {"Cache-Control": "no-store"}
 
 
-def _public_page(trackable_id: uuid.UUID) -> str | None:
-    """The item's public page, where this browser may still open it without the session
-    that just ended (a viewer read afresh); None when it may not."""
+def _public_code(trackable_id: uuid.UUID) -> str | None:
+    """The code of the item's public page, where this browser may still open it without
+    the session that just ended (a viewer read afresh); None when it may not."""
     viewer = build_viewer(current_viewer().user)
     settings = trackables.CodeSettings.from_config(current_app.config)
     try:
@@ -288,7 +307,7 @@ def _public_page(trackable_id: uuid.UUID) -> str | None:
         trackables.find_by_public_code(viewer, public_code, settings)
     except TrackableError:
         return None
-    return url_for("pages.public_page", public_code=public_code)
+    return public_code
 
 
 def after_refused_token(trackable_id: uuid.UUID, form: str) -> Any:

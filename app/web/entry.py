@@ -41,7 +41,14 @@ MISS_WORDS: Mapping[str, Any] = {
         "This looks like a code of another tracking system; it is not a code of this service."
     ),
     "sister": _l("This looks like a secret code of a sister service; enter it on that service."),
+    # The API's words (services.trackables: the lookup's `error`), in the page's language.
+    "not_activated": _l(
+        "This trackable has not been activated yet. Whoever holds its secret code can activate "
+        "it: sign in and enter the secret code."
+    ),
 }
+# The miss page's heading by reason, where it is not "Trackable not found".
+MISS_HEADINGS: Mapping[str, Any] = {"not_activated": _l("Not activated yet")}
 
 
 def _private(response: Any) -> Any:
@@ -97,8 +104,8 @@ def entry_code(code: str) -> Any:
 
 # A public code the visitor may see: 302 to its public page. A secret code or QR token: opens the
 # access session (cookie) and 302 to the active landing. Anything else: the miss page (404) with the
-# code box; it counts against the guess budget, and over it the answer is the 429 page, its wait in
-# words.
+# code box, saying why (an unactivated item's public code: not activated yet); it counts against the
+# guess budget, and over it the answer is the 429 page, its wait in words.
 def _open(code: str, *, redirect_status: int) -> Any:
     lang = g.page_language
     cookie = trackables.AccessCookie.from_config(current_app.config)
@@ -119,9 +126,11 @@ def _open(code: str, *, redirect_status: int) -> Any:
     db.session.commit()
     if result.redirect_url is None:
         g.page_not_found = True  # no link to this address in another language
+        reason = result.reason or "not_found"
         html = render_template(
             "pages/entry_miss.html",
-            message=MISS_WORDS[result.reason or "not_found"],
+            heading=MISS_HEADINGS.get(reason, _l("Trackable not found")),
+            message=MISS_WORDS[reason],
             help_url=_localised(result.help_url),
             form=CodeForm(formdata=None),
         )

@@ -59,7 +59,7 @@ def website_error_page(response: Response) -> Response:
     except orjson.JSONDecodeError:  # pragma: no cover - problem() always writes JSON
         problem = {}
     status = response.status_code
-    _choose_language()
+    _choose_language(status)
     family = status if status in TITLES else (500 if status >= 500 else 400)
     html = render_template(
         "pages/problem.html",
@@ -77,13 +77,16 @@ def website_error_page(response: Response) -> Response:
     return page
 
 
-def _choose_language() -> None:
+def _choose_language(status: int) -> None:
     first = request.path.lstrip("/").split("/", 1)[0]
     if first in trackables.SITE_LANGUAGES:
         g.page_language = first
     elif g.get("page_language") is None:
         g.page_language = trackables.site_language(request.accept_languages)
-    g.page_not_found = True  # no language links: they would repeat the address
+    # The language links never repeat the address: the 404 page's own address, else home.
+    g.error_page = True
+    g.page_not_found = status == 404
+    g.pop("language_page", None)
     refresh()
 
 

@@ -3,11 +3,15 @@ stop, or both, through the trackables services' own writes and rules, in the cal
 transaction, and an optional photo of the find, through the images service (a finder's
 photo of the comment, or of the stop when there is no comment). One form render carries
 one `clientMutationId`; the comment, the stop and the photo each take an id derived from
-it, so the form sent twice (a double tap, a resend after a timeout) writes each once."""
+it, so the form sent twice (a double tap, a resend after a timeout) writes each once.
+The finder's name is kept for the visit (the pages' session cookie, which ends with the
+browser session) so the next find carries it too."""
 
 from __future__ import annotations
 
 import uuid
+
+from flask import session
 
 from app.auth import Viewer
 from app.models.image import ImageTarget
@@ -70,3 +74,27 @@ def log_find(
         )
         written["photo"] = str(image.id)
     return written
+
+
+FINDER_NAME_KEY = "finder_name"
+
+
+def remember_finder_name(form: FindForm) -> None:
+    """After a find is written: its name for the next find of this visit; a name field
+    left empty forgets the one kept."""
+    name = form.display_name.data
+    if name:
+        session[FINDER_NAME_KEY] = name
+    else:
+        session.pop(FINDER_NAME_KEY, None)
+
+
+def remembered_finder_name() -> str | None:
+    """The name this browser session's last find was written with, if any."""
+    name = session.get(FINDER_NAME_KEY)
+    return name if isinstance(name, str) else None
+
+
+def forget_finder_name() -> None:
+    """Ending a session on this device forgets the name too (a shared device)."""
+    session.pop(FINDER_NAME_KEY, None)

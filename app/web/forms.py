@@ -8,6 +8,7 @@ import uuid
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from babel import Locale
 from flask import current_app
 from flask_babel import format_decimal
 from flask_babel import gettext as _
@@ -15,11 +16,20 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
 from werkzeug.datastructures import FileStorage
-from wtforms import Field, HiddenField, PasswordField, SelectField, StringField, TextAreaField
+from wtforms import (
+    Field,
+    HiddenField,
+    PasswordField,
+    RadioField,
+    SelectField,
+    StringField,
+    TextAreaField,
+)
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from app.models.base import utcnow
+from app.models.notification_mail import MailChoice
 from app.models.text import IN_NAMES, IN_TEXT
 from app.models.trackable import (
     COMMENT_BODY_MAX_LENGTH,
@@ -27,6 +37,7 @@ from app.models.trackable import (
     TRACKABLE_NAME_MAX_LENGTH,
     StopPrecision,
 )
+from app.services.events import MAIL_LANGUAGES
 from app.web.coordinates import Axis, CoordinateError, Problem, parse
 
 # Longer than any code the service issues (the QR token is 100 characters); what is
@@ -93,6 +104,12 @@ class FindForm(FlaskForm):
         if not self.errors and not self.body.data and self.position is None:
             self.form_errors.append(_("Write a comment, give a position, or both."))
         return not self.errors
+
+    @property
+    def placeholders(self) -> dict[str, str]:
+        """The coordinate fields' placeholders: decimal degrees as the page's language
+        writes them."""
+        return {axis.name.lower(): decimal_example(axis) for axis in Axis}
 
     @property
     def mutation_ids(self) -> tuple[str | None, str | None]:
@@ -207,9 +224,9 @@ EARLIEST_ZONE = timedelta(hours=14)  # UTC+14 (Kiribati): the first place a day 
 
 
 def coordinate_error(problem: Problem, axis: Axis) -> str:
-    """Why a typed latitude or longitude was refused, in words, with that axis's example."""
+    """Why a typed latitude or longitude was refused, in words, with that axis's examples."""
     latitude = axis is Axis.LATITUDE
-    example = LATITUDE_EXAMPLE if latitude else LONGITUDE_EXAMPLE
+    example = coordinate_examples(axis)
     if problem is Problem.EMPTY:
         if latitude:
             return _("Enter the latitude too, such as %(example)s.", example=example)
@@ -235,8 +252,30 @@ def coordinate_error(problem: Problem, axis: Axis) -> str:
     return _("Enter the longitude in degrees, such as %(example)s.", example=example)
 
 
-LATITUDE_EXAMPLE = "47.3769, N 47° 22.614' or 47°22'36.8\"N"
-LONGITUDE_EXAMPLE = "8.5417, E 8° 32.502' or 8°32'30.1\"E"
+# Zurich, the examples' point, as (decimal degrees, hemisphere letter, degrees, decimal
+# minutes, minutes, seconds).
+EXAMPLE_POINT = {
+    Axis.LATITUDE: (47.3769, "N", 47, 22.614, 22, 36.8),
+    Axis.LONGITUDE: (8.5417, "E", 8, 32.502, 32, 30.1),
+}
+
+
+def decimal_example(axis: Axis) -> str:
+    """That axis's example in decimal degrees, with the page language's decimal sign
+    (the form reads a decimal point and a decimal comma alike)."""
+    return format_decimal(EXAMPLE_POINT[axis][0], format="0.0000")
+
+
+def coordinate_examples(axis: Axis) -> str:
+    """That axis's examples in the page's language, one per notation the form reads,
+    with its decimal sign and the catalogue's words between them ("or", "oder")."""
+    _decimal, letter, degrees, decimal_minutes, minutes, seconds = EXAMPLE_POINT[axis]
+    return _(
+        "%(decimal)s, %(minutes)s or %(seconds)s",
+        decimal=decimal_example(axis),
+        minutes=f"{letter} {degrees}° {format_decimal(decimal_minutes, format='0.000')}'",
+        seconds=f"{degrees}°{minutes}'{format_decimal(seconds, format='0.0')}\"{letter}",
+    )
 
 
 class SignInForm(FlaskForm):
@@ -295,3 +334,72 @@ class ActivateForm(FlaskForm):
     @property
     def team_id(self) -> uuid.UUID | None:
         return None if self.context.data == "personal" else uuid.UUID(str(self.context.data))
+
+
+class MailSettingsForm(FlaskForm):
+    """The notification mail settings: the API's `mail` and `language`, both required
+    (the page always sends both), the choices the API takes."""
+
+    class Meta:
+        csrf = False  # checked once for the whole blueprint (pages.check_csrf)
+
+    mail = RadioField(
+        _l("Mail me about notifications"),
+        choices=[
+            SelectChoice(MailChoice.NONE.value, _l("Never")),
+            SelectChoice(MailChoice.EACH.value, _l("At once, one mail per notification")),
+            SelectChoice(MailChoice.DAILY.value, _l("Once a day, in a digest")),
+        ],
+        validate_choice=False,  # validate_mail says it in words
+    )
+    # Each language in its own words (English, Deutsch), as a language menu shows them.
+    language = SelectField(
+        _l("Language of the mail"),
+        choices=[
+            SelectChoice(code, (Locale.parse(code).get_display_name(code) or code).capitalize())
+            for code in MAIL_LANGUAGES
+        ],
+        validate_choice=False,  # validate_language says it in words
+    )
+
+    def validate_mail(self, field: Field) -> None:
+        if field.data not in {choice.value for choice in MailChoice}:
+            raise ValidationError(_("Choose how often mail tells you: never, at once or daily."))
+
+    def validate_language(self, field: Field) -> None:
+        if field.data not in MAIL_LANGUAGES:
+            raise ValidationError(_("Choose one of the languages listed."))
+
+    @property
+    def choice(self) -> MailChoice:
+        """The chosen setting, once validated."""
+        return MailChoice(self.mail.data)
+
+
+WATCH_KINDS = ("trackable", "group", "area")
+
+
+class WatchRemovalForm(FlaskForm):
+    """ "Stop watching" beside one watch on the settings page: its kind (`WATCH_KINDS`)
+    and its target's id (a trackable's, a group's, or the area watch's own)."""
+
+    class Meta:
+        csrf = False  # checked once for the whole blueprint (pages.check_csrf)
+
+    kind = HiddenField()
+    target = HiddenField()
+
+    def validate_kind(self, field: Field) -> None:
+        if field.data not in WATCH_KINDS:
+            raise ValidationError(_("This form was not complete: reload the page."))
+
+    def validate_target(self, field: Field) -> None:
+        try:
+            uuid.UUID(str(field.data or ""))
+        except ValueError as error:
+            raise ValidationError(_("This form was not complete: reload the page.")) from error
+
+    @property
+    def target_id(self) -> uuid.UUID:
+        """The target's id, once validated."""
+        return uuid.UUID(str(self.target.data))

@@ -19,18 +19,27 @@ from flask import (
     render_template,
     request,
     session,
-    url_for,
 )
 from flask_babel import refresh
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from app.platform.database import primary_when
 from app.services import trackables
-from app.web import account, active, beta, entry, exports, help_pages, public
+from app.web import (
+    account,
+    account_page,
+    active,
+    beta,
+    entry,
+    exports,
+    help_pages,
+    mail_settings,
+    public,
+)
 from app.web.errors import install_error_pages
 from app.web.feeds import add_routes as add_feed_routes
 from app.web.forms import CodeForm
-from app.web.i18n import install_i18n
+from app.web.i18n import install_i18n, other_language_url
 from app.web.page_common import PageNotFound
 from app.web.times import time_element as when
 
@@ -49,7 +58,9 @@ entry.add_routes(pages)
 public.add_routes(pages)
 active.add_routes(pages)
 account.add_routes(pages)
+account_page.add_routes(pages)
 exports.add_routes(pages)
+mail_settings.add_routes(pages)
 beta.add_routes(pages)
 help_pages.add_routes(pages)
 LANGUAGE_FREE = {**entry.LANGUAGE_FREE, **beta.LANGUAGE_FREE, **help_pages.LANGUAGE_FREE}
@@ -60,8 +71,8 @@ LANGUAGE_FREE = {**entry.LANGUAGE_FREE, **beta.LANGUAGE_FREE, **help_pages.LANGU
 # /{lang}/...; an address without one takes the browser's.
 @pages.url_value_preprocessor
 def take_language(endpoint: str | None, values: dict[str, Any] | None) -> None:
-    g.pop("page_language", None)
-    g.pop("page_not_found", None)
+    for name in ("page_language", "page_not_found", "error_page", "language_page"):
+        g.pop(name, None)
     if endpoint == "pages.static":  # the style sheet and script have no language
         return
     lang = (values or {}).pop("lang", None)
@@ -84,10 +95,11 @@ def keep_language(endpoint: str, values: dict[str, Any]) -> None:
 
 # Flask-WTF's token, bound to the pages' signed session cookie (HttpOnly, SameSite=Lax, Secure where
 # the access cookie is); a POST without a valid token is refused before anything runs. The token
-# lasts as long as the session (WTF_CSRF_TIME_LIMIT is None).
+# lasts as long as the session (WTF_CSRF_TIME_LIMIT is None). The one-click unsubscribe address
+# alone is exempt: its signed token is the credential (app.web.mail_settings).
 @pages.before_request
 def check_csrf() -> None:
-    if request.method == "POST":
+    if request.method == "POST" and request.endpoint not in mail_settings.CSRF_EXEMPT:
         csrf.protect()
 
 
@@ -110,26 +122,13 @@ def page_helpers() -> dict[str, Any]:
 def _here() -> str | None:
     """This page's path, where a sign-in comes back to; None where the address may hold
     a code (the entry route) or is not a page of its own."""
-    if g.get("page_not_found") or request.endpoint in entry.LANGUAGE_FREE:
+    if g.get("page_not_found") or g.get("error_page") or request.endpoint in entry.LANGUAGE_FREE:
         return None
     return request.path if request.method == "GET" else None
 
 
-def _other_language_url(lang: str) -> str | None:
-    """This page in another language (a refused form's page: its landing); None on
-    pages without an address of their own."""
-    args = dict(request.view_args or {})
-    if g.get("page_not_found"):  # never echo what was typed into the address
-        return None
-    if request.endpoint in {"pages.public_page", "pages.account_export"}:
-        return url_for(request.endpoint, **args, lang=lang)
-    endpoint = request.endpoint or ""
-    endpoint = LANGUAGE_FREE.get(endpoint, endpoint)
-    if endpoint in LANGUAGE_FREE.values():  # a page that takes no arguments
-        return url_for(endpoint, lang=lang)
-    if "trackable_id" in args:
-        return url_for("pages.active_page", trackable_id=args["trackable_id"], lang=lang)
-    return None
+def _other_language_url(lang: str) -> str:
+    return other_language_url(lang, LANGUAGE_FREE)
 
 
 # --- errors --------------------------------------------------------------------------------
@@ -137,6 +136,13 @@ def _other_language_url(lang: str) -> str | None:
 
 @pages.errorhandler(PageNotFound)
 def page_not_found(_error: PageNotFound) -> tuple[str, int, dict[str, str]]:
+    return not_found_page()
+
+
+# GET /{lang}/not-found: the 404 page as such, where another language's 404 page links (a 404
+# page never repeats its own address).
+@pages.get("/<string(length=2):lang>/not-found", endpoint="not_found")
+def not_found_in_language() -> tuple[str, int, dict[str, str]]:
     return not_found_page()
 
 

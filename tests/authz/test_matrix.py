@@ -27,6 +27,7 @@ NO_MATRIX = {
     "GET /api/openapi.json": "the API document, the same for everyone",
     "GET /api/docs": "the documentation page, the same for everyone",
     "GET /api/docs/assets/{filename}": "static Swagger UI assets",
+    "GET /api/account/export/schemas/{name}": "the export files' JSON Schemas, for everyone",
     "GET /healthz": "liveness probe, no data",
     "GET /readyz": "readiness probe, no data",
     "GET /metrics": "operator metrics, token or METRICS_BIND: tests/platform/test_metrics.py",
@@ -57,6 +58,7 @@ NO_MATRIX = {
     "GET /{lang}/": "the home page with the code box, the same for everyone",
     "GET /trackable": "the code box alone, the same for everyone",
     "GET /{lang}/sign-in": "the sign-in form, the same for everyone",
+    "GET /{lang}/not-found": "the 404 page as such (another language's 404 links it), no data",
     "POST /{lang}/sign-in": "website sign-in, as the identity area decides: tests/web/",
     "POST /{lang}/sign-out": "ends this browser's page session (tests/web/test_sign_in.py)",
     "GET /{lang}/confirm-email": (
@@ -70,6 +72,40 @@ NO_MATRIX = {
     "GET /{lang}/account/export/{exportId}/download": (
         "a data export's file on the website, its signed-in owner's alone "
         "(tests/web/test_account_export_page.py)"
+    ),
+    "GET /{lang}/account/notifications": (
+        "the notification settings page, behind the website sign-in: this account's own "
+        "settings and watches (tests/web/test_mail_settings_page.py)"
+    ),
+    "POST /{lang}/account/notifications": (
+        "changes this account's mail settings, as the API's PUT "
+        "(tests/web/test_mail_settings_page.py)"
+    ),
+    "POST /{lang}/account/notifications/stop-watching": (
+        "ends one of this account's watches; another's area watch is the 404 page "
+        "(tests/web/test_mail_settings_page.py)"
+    ),
+    "GET /{lang}/account/notifications/unsubscribe/{token}": (
+        "the mailed unsubscribe link's page, changes nothing (tests/web/test_unsubscribe.py)"
+    ),
+    "POST /{lang}/account/notifications/unsubscribe/{token}": (
+        "one-click unsubscribe: the signed link is the credential, its account's mail only "
+        "(tests/web/test_unsubscribe.py)"
+    ),
+    "GET /{lang}/account": (
+        "the account page, behind the website sign-in: this account's own sessions "
+        "(tests/web/test_account_page.py)"
+    ),
+    "POST /{lang}/account/sessions/{sessionId}/sign-out": (
+        "ends one of this account's website sessions; another's is the 404 page "
+        "(tests/web/test_account_page.py)"
+    ),
+    "POST /{lang}/account/apps/{familyId}/sign-out": (
+        "ends one of this account's app sign-ins; another's is the 404 page "
+        "(tests/web/test_account_page.py)"
+    ),
+    "POST /{lang}/account/sign-out-everywhere": (
+        "ends every session of this account (tests/web/test_account_page.py)"
     ),
     "GET /{lang}/trackables": (
         "the public list: public items only, by the same policy filter as the API's list "

@@ -75,6 +75,10 @@ def test_a_german_browser_gets_the_german_page(app, api):
     where, page = open_in_browser(api, mailed_link(app, api), "de-CH, en;q=0.5")
     assert where.startswith("/de/confirm-email?")
     assert "Deine E-Mail-Adresse ist bestätigt" in text_of(page)
+    # The other language's link never repeats the one-time code: it leads to sign-in.
+    body = page.get_data(as_text=True)
+    assert '<a href="/en/sign-in" lang="en" hreflang="en">' in body
+    assert "/en/confirm-email" not in body
 
 
 @pytest.mark.parametrize("accept", [None, "*/*", "application/json", "text/plain"])

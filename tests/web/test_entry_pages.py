@@ -10,8 +10,8 @@ import re
 import pytest
 
 from app.models.trackable import TrackableVisibility
-from tests.factories import codes_of, count_guess_misses, make_trackable
-from tests.pages import csrf_token
+from tests.factories import codes_of, count_guess_misses, make_group, make_trackable
+from tests.pages import csrf_token, post_code
 from tests.web.conftest import text_of
 
 FORM_ACTIONS = re.compile(r'<form[^>]*action="([^"]*)"')
@@ -112,6 +112,53 @@ def test_the_miss_page_is_translated_and_says_it_once(api, trackable):
     text = assert_page(response, 404, "de")
     assert "Zu diesem Code gibt es keinen Trackable" in text
     assert text.count("Prüfe ihn") == 1
+
+
+NOT_ACTIVATED = {
+    "en": (
+        "Not activated yet",
+        "This trackable has not been activated yet. Whoever holds its secret code can "
+        "activate it: sign in and enter the secret code.",
+    ),
+    "de": (
+        "Noch nicht aktiviert",
+        "Dieser Trackable ist noch nicht aktiviert. Wer seinen geheimen Code hat, kann ihn "
+        "aktivieren: Melde dich an und gib den geheimen Code ein.",
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+@pytest.mark.parametrize("how", ["visit", "code box"])
+def test_the_public_code_of_an_unactivated_item_says_it_is_not_activated_yet(api, owner, lang, how):
+    group = make_group(owner, name="Summer hunt", default_trackable_title="Hunt bug")
+    fresh = make_trackable(None, created_by_user_id=owner.id, group_id=group.id, name="Boxed")
+    language = {"Accept-Language": lang}
+    if how == "visit":
+        response = api.get(f"/trackable/{fresh.public_code}", headers=language)
+    else:
+        response = post_code(api, fresh.public_code, headers=language)
+    text = assert_page(response, 404, lang)
+    heading, message = NOT_ACTIVATED[lang]
+    assert f"<h1>{heading}</h1>" in text
+    assert text.count(message) == 1
+    for told in ("Boxed", "Summer hunt", "Hunt bug", "Olga", "olga", fresh.public_code):
+        assert told not in text.split("<main", 1)[1]
+    assert count_guess_misses() == 1
+
+
+def test_an_unknown_code_is_still_not_found(api, owner):
+    make_trackable(None, created_by_user_id=owner.id, public_code="LN-N0TACT")
+    text = assert_page(api.get("/trackable/LN-N0THER"), 404)
+    assert "<h1>Trackable not found</h1>" in text
+    assert NOT_ACTIVATED["en"][1] not in text
+
+
+def test_the_public_page_of_an_unactivated_item_stays_the_plain_404(api, owner):
+    fresh = make_trackable(None, created_by_user_id=owner.id)
+    text = assert_page(api.get(f"/en/trackables/{fresh.public_code}"), 404)
+    assert NOT_ACTIVATED["en"][0] not in text
+    assert count_guess_misses() == 0
 
 
 # --- errors on website paths ---------------------------------------------------------------

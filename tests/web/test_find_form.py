@@ -12,11 +12,16 @@ import time
 import uuid
 from datetime import UTC, date, datetime, timedelta
 
+import gpxpy
 import pytest
+from flask import g
+from flask_babel import refresh
 from sqlalchemy import select
 
 from app.extensions import db
 from app.models.trackable import JourneyStop, TrackableComment
+from app.web.coordinates import Axis, parse
+from app.web.forms import coordinate_examples
 from tests.factories import count_rows, make_user
 from tests.web.conftest import Finder, errors_of, form_fields, notices_of, text_of
 
@@ -234,12 +239,15 @@ def test_each_comment_error_is_shown_in_words_by_its_field(api, trackable, data,
         (
             {"latitude": "47.3769", "longitude": ""},
             ["Enter the longitude too, such as 8.5417, E 8° 32.502' or 8°32'30.1\"E."],
-            ["Gib auch den Längengrad ein, zum Beispiel 8.5417, E 8° 32.502' or 8°32'30.1\"E."],
+            ["Gib auch den Längengrad ein, zum Beispiel 8,5417; E 8° 32,502' oder 8°32'30,1\"E."],
         ),
         (
             {"latitude": "", "longitude": "8.5"},
             ["Enter the latitude too, such as 47.3769, N 47° 22.614' or 47°22'36.8\"N."],
-            ["Gib auch den Breitengrad ein, zum Beispiel 47.3769, N 47° 22.614' or 47°22'36.8\"N."],
+            [
+                "Gib auch den Breitengrad ein, zum Beispiel 47,3769; N 47° 22,614' oder "
+                "47°22'36,8\"N."
+            ],
         ),
         (
             {"latitude": "north", "longitude": "east"},
@@ -248,10 +256,10 @@ def test_each_comment_error_is_shown_in_words_by_its_field(api, trackable, data,
                 "Enter the longitude in degrees, such as 8.5417, E 8° 32.502' or 8°32'30.1\"E.",
             ],
             [
-                "Gib den Breitengrad in Grad ein, zum Beispiel 47.3769, N 47° 22.614' or "
-                "47°22'36.8\"N.",
-                "Gib den Längengrad in Grad ein, zum Beispiel 8.5417, E 8° 32.502' or "
-                "8°32'30.1\"E.",
+                "Gib den Breitengrad in Grad ein, zum Beispiel 47,3769; N 47° 22,614' oder "
+                "47°22'36,8\"N.",
+                "Gib den Längengrad in Grad ein, zum Beispiel 8,5417; E 8° 32,502' oder "
+                "8°32'30,1\"E.",
             ],
         ),
         (
@@ -272,10 +280,10 @@ def test_each_comment_error_is_shown_in_words_by_its_field(api, trackable, data,
                 "A longitude takes E or W, such as 8.5417, E 8° 32.502' or 8°32'30.1\"E.",
             ],
             [
-                "Ein Breitengrad nimmt N oder S, zum Beispiel 47.3769, N 47° 22.614' or "
-                "47°22'36.8\"N.",
-                "Ein Längengrad nimmt E (oder O) oder W, zum Beispiel 8.5417, E 8° 32.502' or "
-                "8°32'30.1\"E.",
+                "Ein Breitengrad nimmt N oder S, zum Beispiel 47,3769; N 47° 22,614' oder "
+                "47°22'36,8\"N.",
+                "Ein Längengrad nimmt E (oder O) oder W, zum Beispiel 8,5417; E 8° 32,502' oder "
+                "8°32'30,1\"E.",
             ],
         ),
         (
@@ -287,10 +295,10 @@ def test_each_comment_error_is_shown_in_words_by_its_field(api, trackable, data,
                 "8°32'30.1\"E.",
             ],
             [
-                "Minuten und Sekunden müssen kleiner als 60 sein, zum Beispiel 47.3769, "
-                "N 47° 22.614' or 47°22'36.8\"N.",
-                "Minuten und Sekunden müssen kleiner als 60 sein, zum Beispiel 8.5417, "
-                "E 8° 32.502' or 8°32'30.1\"E.",
+                "Minuten und Sekunden müssen kleiner als 60 sein, zum Beispiel 47,3769; "
+                "N 47° 22,614' oder 47°22'36,8\"N.",
+                "Minuten und Sekunden müssen kleiner als 60 sein, zum Beispiel 8,5417; "
+                "E 8° 32,502' oder 8°32'30,1\"E.",
             ],
         ),
         (
@@ -303,7 +311,14 @@ def test_each_comment_error_is_shown_in_words_by_its_field(api, trackable, data,
                 "decimals only on the last number, such as 8.5417, E 8° 32.502' or "
                 "8°32'30.1\"E.",
             ],
-            None,
+            [
+                "Das lässt sich auf mehr als eine Art lesen: Nimm ein Vorzeichen oder einen "
+                "Buchstaben, nicht beides, und Dezimalstellen nur bei der letzten Zahl, zum "
+                "Beispiel 47,3769; N 47° 22,614' oder 47°22'36,8\"N.",
+                "Das lässt sich auf mehr als eine Art lesen: Nimm ein Vorzeichen oder einen "
+                "Buchstaben, nicht beides, und Dezimalstellen nur bei der letzten Zahl, zum "
+                "Beispiel 8,5417; E 8° 32,502' oder 8°32'30,1\"E.",
+            ],
         ),
     ],
 )
@@ -311,14 +326,41 @@ def test_each_position_error_is_shown_in_words_with_its_own_axis_example(
     api, trackable, data, errors_en, errors_de
 ):
     for lang, expected in (("en", errors_en), ("de", errors_de)):
-        if expected is None:
-            continue
         finder = Finder(api, trackable, lang=lang)
         finder.scan()
         response = finder.post("find", {"body": "With a stop", **data})
         assert response.status_code == 400
         assert errors_of(response) == expected
     assert count_rows(JourneyStop) == count_rows(TrackableComment) == 0
+
+
+@pytest.mark.parametrize(("lang", "separators"), [("en", (", ", " or ")), ("de", ("; ", " oder "))])
+def test_every_example_a_refusal_gives_is_one_the_form_reads(app, lang, separators):
+    expected = {
+        Axis.LATITUDE: [47.3769, 47 + 22.614 / 60, 47 + 22 / 60 + 36.8 / 3600],
+        Axis.LONGITUDE: [8.5417, 8 + 32.502 / 60, 8 + 32 / 60 + 30.1 / 3600],
+    }
+    with app.test_request_context(f"/{lang}/"):
+        g.page_language = lang
+        refresh()
+        for axis, values in expected.items():
+            first, rest = coordinate_examples(axis).split(separators[0])
+            examples = [first, *rest.split(separators[1])]
+            assert [parse(example, axis) for example in examples] == pytest.approx(values)
+            assert ("," in first) == (lang == "de")  # the page language's decimal sign
+
+
+@pytest.mark.parametrize(
+    ("lang", "latitude", "longitude"), [("en", "47.3769", "8.5417"), ("de", "47,3769", "8,5417")]
+)
+def test_the_coordinate_placeholders_are_written_as_the_page_language_writes_them(
+    api, trackable, lang, latitude, longitude
+):
+    finder = Finder(api, trackable, lang=lang)
+    finder.scan()
+    section = find_section(api.get(finder.landing))
+    assert f'placeholder="{latitude}"' in section
+    assert f'placeholder="{longitude}"' in section
 
 
 def test_the_longitude_error_shows_a_longitude_example(api, finder):
@@ -359,6 +401,17 @@ def test_a_seen_on_day_is_kept_on_the_comment_and_the_stop_as_noon_utc(api, find
     assert comment.observed_utc == stop.observed_utc == noon
     page = text_of(api.get(finder.public))
     assert page.count(f'<time datetime="{noon.isoformat().replace("+00:00", "Z")}"') == 2
+
+
+def test_the_seen_on_day_reaches_the_statistics_and_the_gpx_file(api, finder):
+    day = datetime.now(UTC).date() - timedelta(days=10)
+    response = finder.post("find", {**DMS, "displayName": "Kim", "seenOn": day.isoformat()})
+    assert response.status_code == 303
+    url = f"/api/trackables/{finder.trackable.id}"
+    statistics = api.get(url).get_json()["journeyStatistics"]
+    assert statistics["firstSeenOn"] == statistics["lastSeenOn"] == day.isoformat()
+    (point,) = gpxpy.parse(api.get(f"{url}/journey.gpx").get_data(as_text=True)).get_points_data()
+    assert point.point.description == f"Seen on {day.isoformat()} by Kim"
 
 
 def test_today_is_not_in_the_future_even_before_noon(api, finder):

@@ -127,6 +127,28 @@ def test_the_journey_is_a_map_of_hosted_tiles_and_a_list_oldest_first(api, track
     assert "Ben" in listed
 
 
+def test_without_script_each_stop_on_the_map_says_its_number_and_place_as_the_list_does(
+    api, trackable
+):
+    """What docs/website.md says of the map without JavaScript: each stop a circle, its
+    number and place in its tooltip, the newest filled, the list below numbering them."""
+    record(trackable, 47.3769, 8.5417, "Ann")  # Zurich
+    record(trackable, 48.1374, 11.5755, "Ben")  # Munich
+    page = text_of(api.get(f"/en/trackables/{trackable.public_code}"))
+    stops = re.findall(
+        r'<g class="stop"><circle [^>]*fill="(#\w+)"[^>]*/>\s*<title>([^<]*)</title>', page
+    )
+    tooltips = [html.unescape(title) for _fill, title in stops]
+    assert [title.split(". ", 1)[0] for title in tooltips] == ["1", "2"]
+    assert [fill for fill, _title in stops] == ["#ffffff", "#b03a2e"]  # the newest filled
+    listed = page[page.index('<ol class="stops">') :]
+    places = [
+        html.unescape(place)
+        for place in re.findall(r'<li id="stop-[^"]+"><strong>([^<]*)</strong>', listed)
+    ]
+    assert tooltips == [f"{number}. {place}" for number, place in enumerate(places, 1)]
+
+
 def test_the_pannable_map_gets_the_journey_from_data_attributes(api, trackable):
     """journey-map.js builds the Leaflet map from the figure's data (no inline script),
     with Leaflet's files from our own origin under their version."""

@@ -161,7 +161,9 @@ def login(query: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     """
     if query["use_cookies"] or query["use_session_cookies"]:
         raise ValidationFailed({"useCookies": [COOKIES_NOT_OFFERED]}, detail=COOKIES_NOT_OFFERED)
-    result = identity.sign_in(**data, config=current_app.config)
+    result = identity.sign_in(
+        **data, config=current_app.config, user_agent=request.headers.get("User-Agent")
+    )
     db.session.commit()  # failure counters too
     if result.user is None or result.refresh_token is None:
         failure = result.failure or identity.FAILED

@@ -45,7 +45,8 @@ def list_notifications(query: dict) -> Any:
 
     Newest first, at most the cap (500), `X-Result-Truncated: true` when cut; or paged
     with `limit` and `cursor`. A change reaches the inbox once the worker has fanned it
-    out (at least once, usually within seconds).
+    out (at least once, usually within seconds). Each `text` is in the `language` of the
+    caller's notification settings.
     """
     found = events.list_notifications(
         current_viewer(), page=query["page"], cap=current_app.config["PUBLIC_LIST_CAP"]

@@ -28,12 +28,16 @@ class NotificationSchema(Schema):
     read_utc = UtcDateTime(
         required=True, allow_none=True, metadata={"description": "Null while unread."}
     )
-    trackable_id = Guid(allow_none=True, metadata={"description": "The trackable concerned."})
+    trackable_id = Guid(
+        required=True, allow_none=True, metadata={"description": "The trackable concerned."}
+    )
     group_id = Guid(
+        required=True,
         allow_none=True,
         metadata={"description": "The group concerned: the trackable's, or the one it left."},
     )
     note_id = Guid(
+        required=True,
         allow_none=True,
         metadata={
             "description": "The note concerned: the one a trackable was attached to, a "
@@ -41,10 +45,17 @@ class NotificationSchema(Schema):
         },
     )
     team_id = Guid(
+        required=True,
         allow_none=True,
         metadata={"description": "The team of a team event (`team.*`), else null."},
     )
-    text = fields.String(required=True, metadata={"description": "A short English summary."})
+    text = fields.String(
+        required=True,
+        metadata={
+            "description": "A short summary in the caller's language (the `language` of "
+            "their notification settings, English until changed), made when read."
+        },
+    )
 
 
 class UnreadCountSchema(Schema):
@@ -92,7 +103,10 @@ class NotificationSettingsSchema(Schema):
     )
     language = fields.String(
         required=True,
-        metadata={"description": "The language of the mail.", "enum": list(MAIL_LANGUAGES)},
+        metadata={
+            "description": "The language of the mail and of the inbox's texts.",
+            "enum": list(MAIL_LANGUAGES),
+        },
     )
 
 
@@ -104,5 +118,5 @@ class NotificationSettingsUpdateSchema(RequestSchema):
     mail = fields.Enum(MailChoice, by_value=True, metadata={"description": MAIL_DESCRIPTION})
     language = fields.String(
         validate=validate.OneOf(MAIL_LANGUAGES),
-        metadata={"description": "The language of the mail."},
+        metadata={"description": "The language of the mail and of the inbox's texts."},
     )

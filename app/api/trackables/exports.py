@@ -50,35 +50,45 @@ class JourneyStopPropertiesSchema(Schema):
 
 
 class GeoJsonGeometrySchema(Schema):
-    type = fields.String(metadata={"enum": ["Point", "LineString", "MultiLineString"]})
+    type = fields.String(
+        required=True, metadata={"enum": ["Point", "LineString", "MultiLineString"]}
+    )
     coordinates = fields.Raw(
+        required=True,
         metadata={
             "description": "[longitude, latitude] positions (RFC 7946): one for a Point, "
             "a list for a LineString, a list of lists for a MultiLineString."
-        }
+        },
     )
 
 
 class GeoJsonFeatureSchema(Schema):
-    type = fields.String(metadata={"enum": ["Feature"]})
-    id = fields.String(metadata={"description": "A stop's journeyStopId (Point features)."})
-    geometry = fields.Nested(GeoJsonGeometrySchema)
+    type = fields.String(required=True, metadata={"enum": ["Feature"]})
+    id = fields.String(
+        metadata={
+            "description": "A stop's journeyStopId: sent when the feature is a stop (a Point); "
+            "the line has none."
+        }
+    )
+    geometry = fields.Nested(GeoJsonGeometrySchema, required=True)
     properties = fields.Dict(
+        required=True,
         metadata={
             "description": "The line: trackableId, publicCode, name, distanceKm, stopCount, "
             "countries. A stop: journeyStopId, coordinateId, associatedUtc, observedUtc, "
             "precision, locationLabel, countryCode, isLocationOnly, isAnonymous, "
             "creatorDisplayText."
-        }
+        },
     )
 
 
 class JourneyFeatureCollectionSchema(Schema):
     """A journey as GeoJSON (RFC 7946)."""
 
-    type = fields.String(metadata={"enum": ["FeatureCollection"]})
+    type = fields.String(required=True, metadata={"enum": ["FeatureCollection"]})
     features = fields.List(
         fields.Nested(GeoJsonFeatureSchema),
+        required=True,
         metadata={
             "description": "First the journey's line through its stops, oldest first (a "
             "LineString; a MultiLineString cut where a leg crosses the antimeridian; none "
@@ -91,7 +101,10 @@ GPX_DOC = {
     "responses": {
         "200": {
             "description": "GPX 1.1: one track, one track point per stop (oldest first) "
-            "with the time it was saved and its place's name.",
+            "with the time it was saved (`time`), its place's name (`name`) and a `desc` "
+            "that starts with the day the item was seen there, `Seen on YYYY-MM-DD` (the "
+            "stop's `observedUtc` when its finder gave one, else the day it was saved), "
+            "followed by ` by {finder}` and, on a coarse stop, ` (precision: {precision})`.",
             "content": {GPX_MIMETYPE: {"schema": {"type": "string"}}},
             "headers": {
                 "Content-Disposition": {

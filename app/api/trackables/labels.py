@@ -97,6 +97,14 @@ class TrackableLabelsSchema(RequestSchema):
         validate=[validate.Length(max=trackables.LABEL_TEXT_MAX_LENGTH), ONE_LINE],
         metadata={"description": f"A line on every label (optional). {TEXT_RULES}"},
     )
+    language = fields.String(
+        load_default="en",
+        validate=validate.OneOf(list(trackables.SITE_LANGUAGES)),
+        metadata={
+            "description": "The language of the captions saying which code is which "
+            "(public code, secret code, the QR code): `en` (default) or `de`."
+        },
+    )
     skip_labels = fields.Integer(
         load_default=0,
         validate=validate.Range(min=0, max=MOST_PER_SHEET - 1),
@@ -188,9 +196,10 @@ def print_trackable_labels(data: dict) -> Response:
     """Print labels for trackables
 
     Answers a PDF of label sheets: per item, the QR code of its scan URL, its public code,
-    its secret code and an optional line of text. The service keeps no secret in plain
-    text, so send each item's codes as its create (or rotate) answer showed them: the
-    secret code, and the QR token or the scan URL. Every item is checked first: the
+    its secret code (each under a caption in `language` saying which it is) and an
+    optional line of text. The service keeps no secret in plain text, so send each item's
+    codes as its create (or rotate) answer showed them: the secret code, and the QR token
+    or the scan URL. Every item is checked first: the
     caller must manage it (its owner, or a current admin of its team; the creator of an
     unactivated one) and both codes must be its own. Any refusal refuses the whole
     request, with `refusedItems` naming each refused item by index (never a code): 404
@@ -207,6 +216,7 @@ def print_trackable_labels(data: dict) -> Response:
             layout=data["layout"],
             text=data.get("text"),
             skip=data["skip_labels"],
+            language=data["language"],
             settings=trackables.CodeSettings.from_config(config),
             base_url=config["PUBLIC_BASE_URL"],
             guess_client=guess_client(),

@@ -67,16 +67,20 @@ class LookupResultSchema(Schema):
     """The lookup result (HTTP 200 whether or not a trackable was found)."""
 
     found = fields.Boolean(required=True)
-    trackable_id = Guid(allow_none=True, metadata={"description": "null on a miss."})
-    is_public_code_match = fields.Boolean(metadata={"description": "Matched a public code."})
+    trackable_id = Guid(required=True, allow_none=True, metadata={"description": "null on a miss."})
+    is_public_code_match = fields.Boolean(
+        required=True, metadata={"description": "Matched a public code."}
+    )
     uses_secret_access = fields.Boolean(
+        required=True,
         metadata={
             "description": "Matched a short secret code or QR token: the active session "
             "for this trackable is now open on this client (cookie), and linked to the "
             "account when signed in."
-        }
+        },
     )
     redirect_url = fields.String(
+        required=True,
         allow_none=True,
         metadata={
             "description": "Relative URL of the page to show: `/{lang}/trackables/"
@@ -86,13 +90,17 @@ class LookupResultSchema(Schema):
         },
     )
     error = fields.String(
+        required=True,
         allow_none=True,
         metadata={
-            "description": "On a miss: why, for people.",
+            "description": "On a miss: why, for people. The public code of a trackable not "
+            "activated yet says so, and what to do, without anything of the trackable; "
+            "otherwise a trackable the caller may not see misses as an unknown code does.",
             "example": "No trackable matches this code. Check it and try again.",
         },
     )
     help_url = fields.String(
+        required=True,
         allow_none=True,
         metadata={
             "description": "On a miss for a code of another tracking system or of a sister "
@@ -105,14 +113,17 @@ class LookupResultSchema(Schema):
 class ActiveSessionSchema(Schema):
     """One active secret session of this client."""
 
-    trackable_id = Guid()
-    public_code = fields.String(metadata={"example": PUBLIC_CODE_EXAMPLE})
-    name = fields.String()
-    is_activated = fields.Boolean()
+    trackable_id = Guid(required=True)
+    public_code = fields.String(required=True, metadata={"example": PUBLIC_CODE_EXAMPLE})
+    name = fields.String(required=True)
+    is_activated = fields.Boolean(required=True)
     status_message = fields.String(
-        metadata={"description": "The status text this client remembers (may be empty)."}
+        required=True,
+        metadata={"description": "The status text this client remembers (may be empty)."},
     )
-    unlocked_utc = UtcDateTime(metadata={"description": "When this client opened it."})
+    unlocked_utc = UtcDateTime(
+        required=True, metadata={"description": "When this client opened it."}
+    )
 
 
 class TrimmedString(fields.String):
@@ -143,17 +154,17 @@ class StatusMessageSchema(RequestSchema):
 
 
 class GroupRefSchema(Schema):
-    trackable_group_id = Guid(attribute="id")
-    name = fields.String()
-    slug = fields.String(metadata={"example": "summer_hunt"})
+    trackable_group_id = Guid(required=True, attribute="id")
+    name = fields.String(required=True)
+    slug = fields.String(required=True, metadata={"example": "summer_hunt"})
 
 
 class ActivationContextSchema(Schema):
     """`Personal`, or `Team` with the team's id and name."""
 
-    kind = fields.String(validate=validate.OneOf(["Personal", "Team"]))
-    team_id = Guid(metadata={"description": "Only on `Team`."})
-    team_name = fields.String(metadata={"description": "Only on `Team`."})
+    kind = fields.String(required=True, validate=validate.OneOf(["Personal", "Team"]))
+    team_id = Guid(metadata={"description": "Sent when `kind` is `Team`."})
+    team_name = fields.String(metadata={"description": "Sent when `kind` is `Team`."})
 
     @post_dump
     def drop_empty(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -161,27 +172,31 @@ class ActivationContextSchema(Schema):
 
 
 class GroupItemSchema(Schema):
-    trackable_id = Guid()
-    public_code = fields.String(metadata={"example": PUBLIC_CODE_EXAMPLE})
-    name = fields.String()
-    is_activated = fields.Boolean()
+    trackable_id = Guid(required=True)
+    public_code = fields.String(required=True, metadata={"example": PUBLIC_CODE_EXAMPLE})
+    name = fields.String(required=True)
+    is_activated = fields.Boolean(required=True)
 
 
 class ActiveLandingSchema(Schema):
     """What the active landing page shows."""
 
-    trackable_id = Guid()
-    public_code = fields.String(metadata={"example": PUBLIC_CODE_EXAMPLE})
+    trackable_id = Guid(required=True)
+    public_code = fields.String(required=True, metadata={"example": PUBLIC_CODE_EXAMPLE})
     name = fields.String(
-        metadata={"description": "An unactivated group item shows the group's default."}
+        required=True,
+        metadata={"description": "An unactivated group item shows the group's default."},
     )
-    description = fields.String()
-    is_activated = fields.Boolean()
-    activation_required = fields.Boolean(metadata={"description": "Not activated yet."})
-    is_grouped = fields.Boolean()
-    group = fields.Nested(GroupRefSchema, allow_none=True)
+    description = fields.String(required=True)
+    is_activated = fields.Boolean(required=True)
+    activation_required = fields.Boolean(
+        required=True, metadata={"description": "Not activated yet."}
+    )
+    is_grouped = fields.Boolean(required=True)
+    group = fields.Nested(GroupRefSchema, required=True, allow_none=True)
     activation_contexts = fields.List(
         fields.Nested(ActivationContextSchema),
+        required=True,
         metadata={
             "description": "Where a signed-in caller may activate it: `Personal` and each "
             "team they are an active member of. Empty when activated, and for anonymous "
@@ -190,10 +205,12 @@ class ActiveLandingSchema(Schema):
     )
     group_items = fields.List(
         fields.Nested(GroupItemSchema),
+        required=True,
         metadata={"description": "The group's other items the caller may see."},
     )
     status_message = fields.String(
-        metadata={"description": "The status text this client remembers (may be empty)."}
+        required=True,
+        metadata={"description": "The status text this client remembers (may be empty)."},
     )
 
 
@@ -244,6 +261,16 @@ LOOKUP_RESULT_EXAMPLES = {
             "helpUrl": None,
         },
     },
+    "notActivated": {
+        "summary": "The public code of a trackable not activated yet",
+        "value": {
+            "found": False,
+            **_MISS,
+            "redirectUrl": None,
+            "error": trackables.NOT_ACTIVATED,
+            "helpUrl": None,
+        },
+    },
     "otherSystem": {
         "summary": "A code of another tracking system",
         "value": {
@@ -286,7 +313,8 @@ def lookup_trackable(data: dict) -> Any:
     A short secret code or QR token opens the active session for it on this client (an
     HttpOnly cookie) and, when signed in, links it to the account; the code is never
     returned. A miss is `found` false with `error` (and `helpUrl` for another system's
-    code). A system code may be typed with spaces and hyphens after its prefix, and with
+    code); the public code of a trackable not activated yet is a miss whose `error` says
+    so. A system code may be typed with spaces and hyphens after its prefix, and with
     O, I, L, S, U for 0, 1, 1, 5, V. Codes that match nothing count against this
     address's guess budget, or a signed-in account's own when its e-mail address is
     confirmed: over it, 429 with `Retry-After` and a `detail` saying whose budget is

@@ -75,10 +75,11 @@ def stop_precision_field(**kwargs: Any) -> fields.Enum:
 class TrackableGroupRefSchema(Schema):
     """The group a trackable belongs to."""
 
-    trackable_group_id = Guid(attribute="id")
-    name = fields.String(metadata={"example": "Summer Hike 2026"})
+    trackable_group_id = Guid(required=True, attribute="id")
+    name = fields.String(required=True, metadata={"example": "Summer Hike 2026"})
     slug = fields.String(
-        metadata={"description": "The group page's fixed slug.", "example": "summer_hike_2026"}
+        required=True,
+        metadata={"description": "The group page's fixed slug.", "example": "summer_hike_2026"},
     )
 
 
@@ -86,15 +87,17 @@ class JourneyStatisticsSchema(Schema):
     """What the trackable's journey adds up to, kept up to date as stops come and go."""
 
     distance_km = fields.Float(
+        required=True,
         metadata={
             "description": "Great-circle kilometres (haversine, mean Earth radius "
             "6371.0088 km) along the stops, oldest first: each leg the short way round.",
             "example": 111.195,
-        }
+        },
     )
-    stop_count = fields.Integer(metadata={"example": 2})
+    stop_count = fields.Integer(required=True, metadata={"example": 2})
     countries = fields.List(
         fields.String(),
+        required=True,
         metadata={
             "description": "ISO 3166-1 alpha-2 codes of the countries of the stops (the "
             "nearest town's, by the offline geocoder), in order of first visit; a stop "
@@ -103,52 +106,88 @@ class JourneyStatisticsSchema(Schema):
         },
     )
     first_stop_utc = UtcDateTime(
-        allow_none=True, metadata={"description": "When the oldest stop was saved."}
+        required=True, allow_none=True, metadata={"description": "When the oldest stop was saved."}
     )
     last_stop_utc = UtcDateTime(
-        allow_none=True, metadata={"description": "When the newest stop was saved."}
+        required=True, allow_none=True, metadata={"description": "When the newest stop was saved."}
+    )
+    first_seen_on = fields.Date(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The earliest day (UTC) the item was seen at a stop: a stop's "
+            '`observedUtc` when its finder gave one (the website\'s "seen on" date), else '
+            "when it was saved. Any stop's, whatever the journey's order (a find reported "
+            "late may have been seen before the stops saved ahead of it); null without stops.",
+            "example": "2026-11-22",
+        },
+    )
+    last_seen_on = fields.Date(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The latest day (UTC) the item was seen at a stop, as "
+            "`firstSeenOn`; null without stops.",
+            "example": "2026-11-23",
+        },
     )
 
 
 class TrackableSchema(Schema):
     """A trackable record as this caller sees it (never a secret code or QR token)."""
 
-    trackable_id = Guid()
+    trackable_id = Guid(required=True)
     public_code = fields.String(
+        required=True,
         metadata={
             "description": "Safe for public lookup and links.",
             "example": PUBLIC_CODE_EXAMPLE,
-        }
+        },
     )
     name = fields.String(
+        required=True,
         metadata={
             "description": "An unactivated grouped item without its own name shows the "
             "group's default title (else the group's name)."
-        }
+        },
     )
     description = fields.String(
-        metadata={"description": "Unactivated grouped items fall back to the group default."}
+        required=True,
+        metadata={"description": "Unactivated grouped items fall back to the group default."},
     )
     status_message = fields.String(
-        metadata={"description": "Unactivated grouped items fall back to the group default."}
+        required=True,
+        metadata={"description": "Unactivated grouped items fall back to the group default."},
     )
-    visibility = visibility_field()
-    is_activated = fields.Boolean(metadata={"description": "True once it has an owner."})
-    activated_utc = UtcDateTime(allow_none=True)
-    created_utc = UtcDateTime()
+    visibility = visibility_field(required=True)
+    is_activated = fields.Boolean(
+        required=True, metadata={"description": "True once it has an owner."}
+    )
+    activated_utc = UtcDateTime(required=True, allow_none=True)
+    created_utc = UtcDateTime(required=True)
     last_activity_utc = UtcDateTime(
-        metadata={"description": "Most recent activity: creation, activation, comments, stops."}
+        required=True,
+        metadata={"description": "Most recent activity: creation, activation, comments, stops."},
     )
     group = fields.Nested(
-        TrackableGroupRefSchema, allow_none=True, metadata={"description": "null: no group."}
+        TrackableGroupRefSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "null: no group."},
     )
     owner_user_name = fields.String(
+        required=True,
         allow_none=True,
         metadata={"description": "The activator's user name; null while unactivated."},
     )
-    team_id = Guid(allow_none=True, metadata={"description": "The owning team, if any."})
-    team_name = fields.String(allow_none=True, metadata={"description": "That team's name."})
+    team_id = Guid(
+        required=True, allow_none=True, metadata={"description": "The owning team, if any."}
+    )
+    team_name = fields.String(
+        required=True, allow_none=True, metadata={"description": "That team's name."}
+    )
     external_link_url = fields.String(
+        required=True,
         allow_none=True,
         metadata={
             "description": "With `externalLinkAppendPublicTrackableCode`, the public code is "
@@ -156,12 +195,13 @@ class TrackableSchema(Schema):
             "example": "https://example.com/story?trackableCode=LN-4K7Q2M",
         },
     )
-    external_link_description = fields.String()
-    external_link_append_public_trackable_code = fields.Boolean()
+    external_link_description = fields.String(required=True)
+    external_link_append_public_trackable_code = fields.Boolean(required=True)
     can_manage = fields.Boolean(
-        metadata={"description": "Whether this caller may manage it (settings, moderation)."}
+        required=True,
+        metadata={"description": "Whether this caller may manage it (settings, moderation)."},
     )
-    journey_statistics = fields.Nested(JourneyStatisticsSchema)
+    journey_statistics = fields.Nested(JourneyStatisticsSchema, required=True)
 
 
 class MyTrackableSchema(TrackableSchema):
@@ -169,6 +209,7 @@ class MyTrackableSchema(TrackableSchema):
 
     relation = fields.Enum(
         trackables.TrackableRelation,
+        required=True,
         by_value=True,
         metadata={
             "description": "The strongest that applies: `Activated` (the caller activated "
@@ -211,39 +252,45 @@ SHOWN_ONCE = "Shown only in this response: store it now."
 class TrackableSecretsSchema(Schema):
     """A trackable's codes, the secret ones included (creation and rotation only)."""
 
-    trackable_id = Guid()
-    public_code = fields.String(metadata={"example": PUBLIC_CODE_EXAMPLE})
+    trackable_id = Guid(required=True)
+    public_code = fields.String(required=True, metadata={"example": PUBLIC_CODE_EXAMPLE})
     secret_code = fields.String(
+        required=True,
         metadata={
             "description": f"The short secret code, for manual entry. {SHOWN_ONCE} {MASKED}",
             "example": SECRET_CODE_EXAMPLE,
-        }
+        },
     )
     scan_url = fields.String(
+        required=True,
         metadata={
             "description": f"{{base_url}}/trackable/{{QR token}}, the token being about 100 "
             f"characters. {SHOWN_ONCE} {MASKED}",
             "example": SCAN_URL_EXAMPLE,
-        }
+        },
     )
     qr_payload = fields.String(
+        required=True,
         metadata={
             "description": f"What the QR code encodes: the scan URL. {SHOWN_ONCE} {MASKED}",
             "example": SCAN_URL_EXAMPLE,
-        }
+        },
     )
 
 
 class TrackableCreatedItemSchema(TrackableSecretsSchema):
-    name = fields.String(metadata={"description": "The item's name (a group item's default)."})
+    name = fields.String(
+        required=True, metadata={"description": "The item's name (a group item's default)."}
+    )
 
 
 class TrackableCreatedSchema(Schema):
-    trackable_id = Guid()
-    heading = fields.String(metadata={"description": "The trackable's name."})
-    description = fields.String()
+    trackable_id = Guid(required=True)
+    heading = fields.String(required=True, metadata={"description": "The trackable's name."})
+    description = fields.String(required=True)
     items = fields.List(
         fields.Nested(TrackableCreatedItemSchema),
+        required=True,
         metadata={"description": "The created trackable, with its codes."},
     )
 
@@ -251,28 +298,34 @@ class TrackableCreatedSchema(Schema):
 class TrackableGroupCreatedSchema(Schema):
     """The new group, its fields and its items with their codes."""
 
-    trackable_group_id = Guid(attribute="group.id")
-    name = fields.String(attribute="group.name")
-    slug = fields.String(attribute="group.slug", metadata={"example": "summer_hike_2026"})
-    description = fields.String(attribute="group.description")
-    default_trackable_title = fields.String(attribute="group.default_trackable_title")
-    default_trackable_description = fields.String(attribute="group.default_trackable_description")
+    trackable_group_id = Guid(required=True, attribute="group.id")
+    name = fields.String(required=True, attribute="group.name")
+    slug = fields.String(
+        required=True, attribute="group.slug", metadata={"example": "summer_hike_2026"}
+    )
+    description = fields.String(required=True, attribute="group.description")
+    default_trackable_title = fields.String(
+        required=True, attribute="group.default_trackable_title"
+    )
+    default_trackable_description = fields.String(
+        required=True, attribute="group.default_trackable_description"
+    )
     default_external_link_url = fields.String(
-        attribute="group.default_external_link_url", allow_none=True
+        required=True, attribute="group.default_external_link_url", allow_none=True
     )
     default_external_link_description = fields.String(
-        attribute="group.default_external_link_description"
+        required=True, attribute="group.default_external_link_description"
     )
     default_external_link_append_public_trackable_code = fields.Boolean(
-        attribute="group.default_external_link_append_public_code"
+        required=True, attribute="group.default_external_link_append_public_code"
     )
-    default_status_message = fields.String(attribute="group.default_status_message")
-    visibility = visibility_field(attribute="group.visibility")
-    team_id = Guid(attribute="group.team_id", allow_none=True)
-    trackable_count = fields.Integer()
-    created_utc = UtcDateTime(attribute="group.created_utc")
-    last_activity_utc = UtcDateTime(attribute="group.last_activity_utc")
-    items = fields.List(fields.Nested(TrackableCreatedItemSchema))
+    default_status_message = fields.String(required=True, attribute="group.default_status_message")
+    visibility = visibility_field(required=True, attribute="group.visibility")
+    team_id = Guid(required=True, attribute="group.team_id", allow_none=True)
+    trackable_count = fields.Integer(required=True)
+    created_utc = UtcDateTime(required=True, attribute="group.created_utc")
+    last_activity_utc = UtcDateTime(required=True, attribute="group.last_activity_utc")
+    items = fields.List(fields.Nested(TrackableCreatedItemSchema), required=True)
 
 
 # --- creation bodies ---------------------------------------------------------------------

@@ -2,8 +2,8 @@
 change (`record`, `record_team`, `record_note_published`: a transactional outbox); the
 worker fans it out to the inboxes of who may hear it (`JOB_KINDS`); users read and mark
 their inbox, keep area watches (beyond the contract) and choose whether mail tells them
-(`mail_notifications` listens to each fan-out, `MAIL_JOB_KINDS` send). The face other
-areas call."""
+(`mail_notifications` listens to each fan-out, `MAIL_JOB_KINDS` send; each mail's link
+unsubscribes in one click). The face other areas call."""
 
 from app.services.events.area_watches import (
     create_area_watch,
@@ -35,15 +35,24 @@ from app.services.events.recording import (
     record_note_published,
     record_team,
 )
+from app.services.events.unsubscribe import (
+    LinkState,
+    UnsubscribeLink,
+    read_unsubscribe_link,
+    unsubscribe,
+    unsubscribe_token,
+)
 
 __all__ = [
     "JOB_KINDS",
     "MAIL_JOB_KINDS",
     "MAIL_LANGUAGES",
     "EventType",
+    "LinkState",
     "MailSettings",
     "NoteEvents",
     "NotificationView",
+    "UnsubscribeLink",
     "create_area_watch",
     "delete_account_area_watches",
     "delete_account_mail",
@@ -55,9 +64,12 @@ __all__ = [
     "mail_notifications",
     "mark_read",
     "may_still_hear",
+    "read_unsubscribe_link",
     "record",
     "record_note_published",
     "record_team",
     "unread_count",
+    "unsubscribe",
+    "unsubscribe_token",
     "update_mail_settings",
 ]

@@ -1,5 +1,7 @@
 """The inbox: a user's notifications, newest first, paged as every
-list (services.shared.pages); the unread count; marking read; the account clean-up.
+list (services.shared.pages), each text made when read, from the event's stored fields,
+in the reader's language (their notification settings, as their mail); the unread count;
+marking read; the account clean-up.
 
 Marking read names notifications by id, or `up_to` one: it and every older one. Ids that
 are not the caller's (another user's, or none at all) are ignored rather than refused, so
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from flask_babel import force_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlalchemy import and_, delete, func, or_, select, update
@@ -24,6 +27,7 @@ from app.hooks import DeletionCounts
 from app.models.base import utcnow
 from app.models.event import Notification
 from app.models.user import User
+from app.services.events.mail_settings import mail_settings_of
 from app.services.events.recording import EventType
 from app.services.shared.pages import Listing, Order, Page, read_list
 
@@ -46,10 +50,12 @@ class NotificationView:
 def list_notifications(
     viewer: Viewer, *, page: Page | None = None, cap: int | None = None
 ) -> Listing[NotificationView]:
-    """The caller's notifications, newest first: one `page`, or the first `cap`."""
+    """The caller's notifications, newest first: one `page`, or the first `cap`; their
+    texts in the caller's language (the `language` of their notification settings)."""
     query = select(Notification).where(Notification.user_id == viewer.account.id)
     found = read_list(query, ORDER, page=page, cap=cap, scalars=True)
-    return found.with_items([_view(one) for one in found.items])
+    with force_locale(mail_settings_of(viewer.account.id).language):
+        return found.with_items([_view(one) for one in found.items])
 
 
 def unread_count(viewer: Viewer) -> int:
@@ -99,8 +105,8 @@ def delete_account_notifications(user: User, counts: DeletionCounts) -> None:
 
 # --- the short text ----------------------------------------------------------------------
 
-# Marked for the catalogues (`make messages`): the inbox reads them in English, mail in
-# its user's language.
+# Marked for the catalogues (`make messages`): the inbox and mail read them in their user's
+# language.
 TEXTS = {
     EventType.ACTIVATED: _l("{item} was activated."),
     EventType.COMMENT_WRITTEN: _l("A comment was written on {item}."),
@@ -127,8 +133,8 @@ TEXTS = {
 
 
 def describe(event_type: str, fields: dict[str, object]) -> str:
-    """The notification's short text, from the event's public fields: English, or the
-    language a mail forces (flask_babel.force_locale; the catalogues of app/web)."""
+    """The notification's short text, from the event's public fields, in the language
+    its reader's settings force (flask_babel.force_locale; the catalogues of app/web)."""
     code, name = fields.get("publicCode", ""), fields.get("name", "")
     item = f"{code} ({name})" if name else str(code or _("A trackable"))
     team = str(fields.get("teamName", ""))

@@ -39,6 +39,7 @@ from app.platform.mail import Mail, deliver
 from app.services.events.fanout import Delivered, may_still_hear
 from app.services.events.inbox import describe
 from app.services.events.mail_settings import IN_CHUNK, mail_choices, mail_settings_of
+from app.services.events.unsubscribe import unsubscribe_token
 
 MAIL_QUEUE = "notifications.mail_queue"
 MAIL_ONE = "notifications.mail"
@@ -237,18 +238,32 @@ def _page_link(event: Event, language: str, config: Mapping[str, Any]) -> str | 
     return f"{_base(config)}/{language}/trackables/{quote(trackable.public_code, safe='')}"
 
 
-def _settings_line(config: Mapping[str, Any], *, daily: bool) -> str:
+def _settings_line(language: str, config: Mapping[str, Any], *, daily: bool) -> str:
+    """Why this mail came, and the settings page in the mail's language."""
     reason = (
         _("You get one digest a day because of your notification settings.")
         if daily
         else _("You get one mail per notification because of your notification settings.")
     )
     change = _(
-        "To change that (no mail, one per notification, or a daily digest), open the "
-        "notification settings in the app (%(url)s).",
-        url=f"{_base(config)}/api/notifications/settings",
+        "To change that (no mail, one per notification, or a daily digest), open your "
+        "notification settings: %(url)s",
+        url=f"{_base(config)}/{language}/account/notifications",
     )
     return f"{reason} {change}"
+
+
+def _unsubscribe_headers(
+    user: User, language: str, config: Mapping[str, Any]
+) -> tuple[tuple[str, str], ...]:
+    """One-click unsubscribe (RFC 8058): the account's signed link, which a mail client
+    POSTs to; the page it leads to in the mail's language (app.web.mail_settings)."""
+    token = unsubscribe_token(user.id, config)
+    url = f"{_base(config)}/{language}/account/notifications/unsubscribe/{token}"
+    return (
+        ("List-Unsubscribe", f"<{url}>"),
+        ("List-Unsubscribe-Post", "List-Unsubscribe=One-Click"),
+    )
 
 
 def _when(moment: datetime) -> str:
@@ -266,11 +281,12 @@ def each_mail(
         link = _page_link(event, language, config)
         if link is not None:
             lines += [_("See it here: %(link)s", link=link), ""]
-        lines += ["--", _settings_line(config, daily=False)]
+        lines += ["--", _settings_line(language, config, daily=False)]
         return Mail(
             to=user.email,
             subject=_("Location Notes: %(text)s", text=text),
             text="\n".join(lines) + "\n",
+            headers=_unsubscribe_headers(user, language, config),
         )
 
 
@@ -291,13 +307,18 @@ def digest_mail(
         rest = count - DIGEST_MAX_ITEMS
         if rest > 0:
             lines += ["", _("And %(count)d more in your inbox.", count=rest)]
-        lines += ["", "--", _settings_line(config, daily=True)]
+        lines += ["", "--", _settings_line(language, config, daily=True)]
         subject = ngettext(
             "Location Notes: %(num)d new notification",
             "Location Notes: %(num)d new notifications",
             count,
         )
-        return Mail(to=user.email, subject=subject, text="\n".join(lines) + "\n")
+        return Mail(
+            to=user.email,
+            subject=subject,
+            text="\n".join(lines) + "\n",
+            headers=_unsubscribe_headers(user, language, config),
+        )
 
 
 def _mail_kind(name: str, run: Callable[[Task], None]) -> JobKind:

@@ -75,7 +75,15 @@ def update_mail_settings(
 ) -> MailSettings:
     """Apply the fields given; the others keep their value (or default). Mail already on
     its way follows the setting at the time it is sent (services.events.mail)."""
-    user_id = viewer.account.id
+    return apply_mail_settings(viewer.account.id, mail=mail, language=language)
+
+
+def apply_mail_settings(
+    user_id: uuid.UUID, *, mail: MailChoice | None = None, language: str | None = None
+) -> MailSettings:
+    """`update_mail_settings` for an account named by id (the unsubscribe link's)."""
+    if language is not None and language not in MAIL_LANGUAGES:
+        raise ValueError(f"not a mail language: {language!r}")  # the callers' forms check
     row = db.session.get(NotificationSettings, user_id, with_for_update=True)
     if row is None:
         row = NotificationSettings(user_id=user_id, mail=DEFAULT_MAIL, language=DEFAULT_LANGUAGE)

@@ -17,6 +17,7 @@ from app.models.base import utcnow
 from app.models.user import User
 from app.services.identity import tokens, two_factor
 from app.services.identity.accounts import find_user_by_email, normalize_email
+from app.services.identity.devices import device_name
 from app.services.identity.lockout import email_key, forget_failures, is_locked_out, record_failure
 from app.services.identity.passwords import hash_password, needs_rehash, verify_password
 
@@ -43,10 +44,12 @@ def sign_in(
     two_factor_code: str | None = None,
     two_factor_recovery_code: str | None = None,
     issue_refresh_token: bool = True,
+    user_agent: str | None = None,
 ) -> SignIn:
     """Check lockout, password, confirmation (when required) and the second factor. The
     website signs in without a refresh token (`issue_refresh_token=False`): its session
-    is its cookie."""
+    is a website session (`website_sessions`). The refresh token's family names the
+    device of `user_agent`."""
     normalized = normalize_email(email)
     key = email_key(normalized, config=config)
     now = utcnow()
@@ -73,7 +76,9 @@ def sign_in(
         user.password_hash = hash_password(password)
     if not issue_refresh_token:
         return SignIn(user=user)
-    return SignIn(user=user, refresh_token=tokens.issue_refresh_token(user, config=config))
+    device = device_name(user_agent)
+    raw = tokens.issue_refresh_token(user, config=config, device=device)
+    return SignIn(user=user, refresh_token=raw)
 
 
 def _failure(key: str, now: datetime, config: Mapping[str, Any]) -> SignIn:

@@ -1,4 +1,4 @@
-"""Refresh tokens and email codes (decisions: Identity).
+"""Refresh tokens, the end of every session, and email codes (decisions: Identity).
 
 Refresh tokens are opaque random strings, stored as SHA-256 hashes, single use: redeeming
 one marks it used and issues the next token of the same family; presenting a used token
@@ -14,7 +14,7 @@ import secrets
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
@@ -22,7 +22,7 @@ from sqlalchemy import delete, select, update
 
 from app.extensions import db
 from app.models.base import utcnow
-from app.models.identity import EmailCode, RefreshToken
+from app.models.identity import EmailCode, RefreshToken, WebsiteSession
 from app.models.user import User
 from app.platform.secret_keys import signing_keys
 
@@ -46,10 +46,16 @@ def _seconds(value: timedelta | int) -> int:
 
 
 def issue_refresh_token(
-    user: User, *, config: Mapping[str, Any], family_id: uuid.UUID | None = None
+    user: User,
+    *,
+    config: Mapping[str, Any],
+    family_id: uuid.UUID | None = None,
+    device: str | None = None,
+    signed_in_utc: datetime | None = None,
 ) -> str:
-    """A new refresh token for `user` (a new family at sign-in). Returns the raw token;
-    only its hash is stored."""
+    """A new refresh token for `user` (a new family at sign-in, which names the `device`;
+    the next ones of the family carry its device and sign-in time on). Returns the raw
+    token; only its hash is stored."""
     now = utcnow()
     raw = secrets.token_urlsafe(REFRESH_TOKEN_BYTES)
     db.session.add(
@@ -60,6 +66,8 @@ def issue_refresh_token(
             security_stamp=user.security_stamp,
             created_utc=now,
             expires_utc=now + timedelta(seconds=_seconds(config["REFRESH_TOKEN_EXPIRES"])),
+            device=device,
+            signed_in_utc=signed_in_utc or now,
         )
     )
     # Expired tokens serve no purpose any more, not even reuse detection.
@@ -96,7 +104,14 @@ def rotate_refresh_token(raw: str, *, config: Mapping[str, Any]) -> tuple[User, 
     if claimed.rowcount != 1:  # type: ignore[attr-defined]
         revoke_family(token.family_id)
         return None
-    return user, issue_refresh_token(user, config=config, family_id=token.family_id)
+    following = issue_refresh_token(
+        user,
+        config=config,
+        family_id=token.family_id,
+        device=token.device,
+        signed_in_utc=token.signed_in_utc or token.created_utc,
+    )
+    return user, following
 
 
 def revoke_family(family_id: uuid.UUID) -> None:
@@ -110,10 +125,22 @@ def revoke_family(family_id: uuid.UUID) -> None:
 
 
 def end_sessions(user: User) -> None:
-    """Rotate the security stamp and revoke every refresh token: each access token of the
-    user stops working at its next request (password change or reset, forget machine)."""
+    """Rotate the security stamp, revoke every refresh token and delete every website
+    session: each access token of the user stops working at its next request, each signed-in
+    browser at its next page (password change or reset, forget machine, sign out
+    everywhere)."""
     user.security_stamp = uuid.uuid4().hex
     revoke_refresh_tokens(user)
+    delete_website_sessions(user)
+
+
+def delete_website_sessions(user: User) -> None:
+    db.session.execute(
+        delete(WebsiteSession)
+        .where(WebsiteSession.user_id == user.id)
+        .execution_options(synchronize_session=False)
+    )
+    db.session.flush()
 
 
 def revoke_refresh_tokens(user: User) -> None:
@@ -215,6 +242,7 @@ def discard_email_codes(user: User, purpose: str | None = None) -> None:
 
 
 def delete_identity_rows(user: User) -> None:
-    """Account deletion: every refresh token and email code of the user."""
+    """Account deletion: every refresh token, website session and email code of the user."""
     db.session.execute(delete(RefreshToken).where(RefreshToken.user_id == user.id))
+    delete_website_sessions(user)
     discard_email_codes(user)

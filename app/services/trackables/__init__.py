@@ -27,6 +27,7 @@ from app.services.trackables.codes.guesses import (
 )
 from app.services.trackables.codes.issuing import IssuedCodes, SecretCodeTaken
 from app.services.trackables.codes.lookup import (
+    NOT_ACTIVATED,
     SITE_LANGUAGES,
     LookupResult,
     find_by_public_code,
@@ -73,7 +74,10 @@ from app.services.trackables.items.reads import (
 from app.services.trackables.items.secrets import rotate_secret
 from app.services.trackables.items.watches import (
     MyWatches,
+    WatchedTarget,
+    WatchedTargets,
     WatchOutcome,
+    describe_watches,
     list_watches,
     unwatch_group,
     unwatch_trackable,
@@ -120,6 +124,7 @@ __all__ = [
     "LABEL_LAYOUTS",
     "LABEL_PAPERS",
     "LABEL_TEXT_MAX_LENGTH",
+    "NOT_ACTIVATED",
     "SITE_LANGUAGES",
     "AccessCookie",
     "Activation",
@@ -155,6 +160,8 @@ __all__ = [
     "TrackableRelation",
     "TrackableView",
     "WatchOutcome",
+    "WatchedTarget",
+    "WatchedTargets",
     "access_session_unlocks",
     "activate",
     "active_landing",
@@ -172,6 +179,7 @@ __all__ = [
     "delete_account_trackables",
     "delete_comment",
     "delete_stop",
+    "describe_watches",
     "detach_from_group",
     "edit_comment",
     "end_active",

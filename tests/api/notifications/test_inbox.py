@@ -1,6 +1,6 @@
-"""The inbox routes: newest first and paged, the unread count, marking read by ids or up
-to one, signed in only, one's own only (another user's ids are ignored), and the inbox
-gone with the account."""
+"""The inbox routes: newest first and paged, texts in the reader's language, the unread
+count, marking read by ids or up to one, signed in only, one's own only (another user's
+ids are ignored), and the inbox gone with the account."""
 
 from __future__ import annotations
 
@@ -69,6 +69,43 @@ def test_the_inbox_pages_with_limit_cursor_and_link(app, api, world):
     second = api.as_user(world.item_watcher).get(link[1 : link.index(">")])
     assert [one["notificationId"] for one in second.get_json()] == [whole[2]["notificationId"]]
     assert "Link" not in second.headers
+
+
+def set_language(api: Any, user: Any, language: str) -> None:
+    response = api.as_user(user).put("/api/notifications/settings", json={"language": language})
+    assert response.status_code == 200, response.get_json()
+
+
+def comment_texts(app: Any, api: Any, world: World, user: Any) -> list[str]:
+    return [
+        one["text"]
+        for one in inbox(app, api, user)
+        if one["eventType"] == "trackable.comment.written"
+    ]
+
+
+def test_each_reader_gets_the_texts_in_the_language_of_their_settings(app, api, world):
+    set_language(api, world.item_watcher, "de")
+    url = f"/api/trackables/{world.trackable.id}/comments"
+    assert api.as_user(world.author).post(url, json={"body": "Hello"}).status_code == 201
+    item = f"{world.trackable.public_code} (Blue bug)"
+    assert comment_texts(app, api, world, world.item_watcher) == [
+        f"Zu {item} wurde ein Kommentar geschrieben."
+    ]
+    assert comment_texts(app, api, world, world.group_watcher) == [
+        f"A comment was written on {item}."
+    ]
+
+
+def test_a_changed_language_applies_to_the_notifications_already_there(app, api, world):
+    url = f"/api/trackables/{world.trackable.id}/comments"
+    assert api.as_user(world.author).post(url, json={"body": "Hello"}).status_code == 201
+    (english,) = comment_texts(app, api, world, world.item_watcher)
+    assert english.startswith("A comment was written on ")
+    set_language(api, world.item_watcher, "de")
+    (german,) = comment_texts(app, api, world, world.item_watcher)
+    assert german.startswith("Zu ")
+    assert german.endswith(" wurde ein Kommentar geschrieben.")
 
 
 def test_the_unread_count_counts_only_ones_own_unread(app, api, world):

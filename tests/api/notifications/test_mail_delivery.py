@@ -75,7 +75,7 @@ def test_each_mail_says_what_happened_links_the_page_and_the_setting(app, api, w
     assert (mail.to, mail.subject) == (watcher.email, f"Location Notes: {text}")
     assert mail.text.startswith(f"{text}\n\nSee it here: {page(app, world, 'en')}\n")
     assert "You get one mail per notification" in mail.text
-    assert f"{app.config['PUBLIC_BASE_URL']}/api/notifications/settings" in mail.text
+    assert f"{app.config['PUBLIC_BASE_URL']}/en/account/notifications\n" in mail.text
 
 
 def test_each_mail_is_in_german_when_the_user_chose_german(app, api, world):
@@ -90,13 +90,15 @@ def test_each_mail_is_in_german_when_the_user_chose_german(app, api, world):
     assert "Du bekommst eine Mail pro Benachrichtigung" in mail.text
 
 
-def test_the_inbox_text_stays_english_for_a_german_mail_user(app, api, world):
+def test_the_inbox_text_is_in_the_language_of_the_mail(app, api, world):
     watcher = confirmed(world.item_watcher)
     choose(api, watcher, mail="each", language="de")
     comment(api, world)
     run_jobs(app)
     (found,) = api.as_user(watcher).get("/api/notifications").get_json()
-    assert found["text"] == f"A comment was written on {item(world)}."
+    (mail,) = outbox(app)
+    assert found["text"] == f"Zu {item(world)} wurde ein Kommentar geschrieben."
+    assert mail.subject == f"Location Notes: {found['text']}"
 
 
 def test_no_mail_for_none(app, api, world):

@@ -197,6 +197,18 @@ def test_team_events_keep_the_team_name_and_ids_not_the_note_title(app, api, cre
     assert "Secret" not in str(mine)
 
 
+def test_a_team_event_is_told_in_the_language_of_the_readers_settings(app, api, crew):
+    settings = api.as_user(crew.co_admin).put(
+        "/api/notifications/settings", json={"language": "de"}
+    )
+    assert settings.status_code == 200
+    team_note(api, crew)
+    (german,) = inbox(app, api, crew.co_admin)
+    assert german["text"] == "Dem Team River crew wurde eine Notiz hinzugefügt."
+    (english,) = inbox(app, api, crew.admin)
+    assert english["text"] == "A note was added to team River crew."
+
+
 def test_a_membership_event_names_the_membership_not_the_user(app, api, crew):
     request(api, crew)
     event = db.session.scalars(select(Event)).one()

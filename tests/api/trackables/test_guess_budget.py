@@ -144,6 +144,19 @@ def test_hits_do_not_count(api, trackable):
     assert_refused(miss(api, number=51))
 
 
+def test_the_public_code_of_an_unactivated_trackable_counts_as_a_miss(api):
+    fresh = make_trackable(None, public_code="LN-N0TACT")
+    home = {"REMOTE_ADDR": HOME}
+    for number in range(LIMIT):
+        if number % 2:
+            response = api.post(LOOKUP, json={"code": fresh.public_code}, environ_base=home)
+        else:
+            response = api.get(f"/trackable/{fresh.public_code}", environ_base=home)
+        assert_counted_miss(response)
+    assert count_rows(BudgetSpend, BudgetSpend.budget == GUESSES) == LIMIT
+    assert_refused(api.post(LOOKUP, json={"code": fresh.public_code}, environ_base=home))
+
+
 def test_an_over_budget_client_is_refused_even_for_a_hit(api, trackable):
     # The budget is checked before the code: a refused guess reveals nothing.
     use_budget(api)

@@ -1,5 +1,6 @@
 """The journey as a file: GET /api/trackables/{id}/journey.gpx (GPX 1.1,
-one track point per stop, valid against the schema, read back with gpxpy) and
+one track point per stop, valid against the schema, read back with gpxpy, each point's
+`desc` starting with the day it was seen there) and
 .../journey.geojson (RFC 7946, checked with the `geojson` package), their media types and
 attachment names, and who may download them: whoever may read the journey."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import geojson
@@ -32,7 +33,7 @@ def gpx_schema() -> xmlschema.XMLSchema:
     return xmlschema.XMLSchema(str(GPX_SCHEMA), allow="local")
 
 
-def stop(trackable, point, precision=StopPrecision.EXACT, name="Kim"):
+def stop(trackable, point, precision=StopPrecision.EXACT, name="Kim", observed_utc=None):
     latitude, longitude = point
     found = record_stop(
         trackable,
@@ -42,6 +43,7 @@ def stop(trackable, point, precision=StopPrecision.EXACT, name="Kim"):
         created_by=None,
         display_name=name,
         is_anonymous=True,
+        observed_utc=observed_utc,
     )
     db.session.commit()
     return found
@@ -95,11 +97,41 @@ def test_the_gpx_file_is_one_track_with_a_point_per_stop(api, travelled, gpx_sch
     journey = api.get(f"/api/trackables/{travelled.id}/journey").get_json()
     times = [p.time.replace(microsecond=p.time.microsecond // 1000 * 1000) for p in segment.points]
     assert times == [datetime.fromisoformat(s["associatedUtc"]) for s in journey]
+    days = [utc_day(s["associatedUtc"]) for s in journey]  # none was given a seen-on day
     assert [p.description for p in segment.points] == [
-        "Ann",
-        "Ben (precision: about10km)",
-        "Cy",
+        f"Seen on {days[0]} by Ann",
+        f"Seen on {days[1]} by Ben (precision: about10km)",
+        f"Seen on {days[2]} by Cy",
     ]
+
+
+def utc_day(stamp: str) -> str:
+    return datetime.fromisoformat(stamp).astimezone(UTC).date().isoformat()
+
+
+def test_each_gpx_point_says_the_day_it_was_seen_and_keeps_its_saved_time(api, owner, gpx_schema):
+    trackable = make_trackable(owner, name="Red kayak")
+    now = datetime.now(UTC)
+    seen = [now - timedelta(days=4), now - timedelta(days=30), None]  # the second came late
+    for point, observed in zip([ZURICH, BERLIN, (0.0, -30.0)], seen, strict=True):
+        stop(trackable, point, name="Kim", observed_utc=observed)
+    response = gpx_of(api, trackable)
+    data = response.get_data()
+    gpx_schema.validate(io.BytesIO(data))
+    points = gpxpy.parse(data.decode()).tracks[0].segments[0].points
+    journey = api.get(f"/api/trackables/{trackable.id}/journey").get_json()
+    assert [(p.latitude, p.longitude) for p in points] == [
+        (s["latitude"], s["longitude"]) for s in journey
+    ]  # oldest stop first, as the journey
+    saved = [datetime.fromisoformat(s["associatedUtc"]) for s in journey]
+    assert [p.time.replace(microsecond=p.time.microsecond // 1000 * 1000) for p in points] == saved
+    days = [
+        observed.date().isoformat() if observed else utc_day(s["associatedUtc"])
+        for observed, s in zip(seen, journey, strict=True)
+    ]
+    assert [p.description for p in points] == [f"Seen on {day} by Kim" for day in days]
+    statistics = api.get(f"/api/trackables/{trackable.id}").get_json()["journeyStatistics"]
+    assert (statistics["firstSeenOn"], statistics["lastSeenOn"]) == (days[1], days[2])
 
 
 def test_an_empty_journey_is_a_valid_gpx_file_with_an_empty_track(api, owner, gpx_schema):

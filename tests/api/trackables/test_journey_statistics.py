@@ -1,10 +1,13 @@
 """Journey statistics on the trackable read model: great-circle distance
 along the stops in journey order (the short way over the antimeridian and the poles),
-stop count, countries in order of first visit, first and last stop's time; kept by every
+stop count, countries in order of first visit, first and last stop's time, first and last
+day seen (each stop's "seen on" day, whatever its place in the journey); kept by every
 change of the journey (a stop added, deleted, an account's stops removed) and equal to a
 recomputation from the stops."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
@@ -50,6 +53,8 @@ def test_a_trackable_without_stops_has_empty_statistics(api, cast):
         "countries": [],
         "firstStopUtc": None,
         "lastStopUtc": None,
+        "firstSeenOn": None,
+        "lastSeenOn": None,
     }
 
 
@@ -98,6 +103,57 @@ def test_first_and_last_stop_times_are_the_oldest_and_newest_stops(api, cast):
     assert found["lastStopUtc"] == last["associatedUtc"]
 
 
+def utc_day(stamp: str) -> str:
+    """The UTC day of a wire time."""
+    return datetime.fromisoformat(stamp).astimezone(UTC).date().isoformat()
+
+
+def days_ago(days: int) -> datetime:
+    return datetime.now(UTC) - timedelta(days=days)
+
+
+def test_seen_on_days_are_the_earliest_and_latest_of_the_stops_days(api, cast):
+    seen = days_ago(3)
+    first = add(api, cast, ZURICH, observedUtc=seen.isoformat())
+    late = add(api, cast, BERLIN, observedUtc=days_ago(20).isoformat())  # reported late
+    live = add(api, cast, PARIS)  # no seen-on day: seen when it was saved
+    journey = api.get(f"/api/trackables/{cast.trackable.id}/journey").get_json()
+    ids = [stop["journeyStopId"] for stop in (first, late, live)]
+    assert [stop["journeyStopId"] for stop in journey] == ids  # still oldest stop first
+    found = stats(api, cast.trackable)
+    assert found["firstSeenOn"] == utc_day(late["observedUtc"])
+    assert found["lastSeenOn"] == utc_day(live["associatedUtc"])
+    assert found["firstStopUtc"] == first["associatedUtc"]
+    assert found["lastStopUtc"] == live["associatedUtc"]
+    assert found["firstSeenOn"] < utc_day(first["associatedUtc"])
+
+
+def test_a_stop_without_a_seen_on_day_counts_the_day_it_was_saved(api, cast):
+    only = add(api, cast, ZURICH)
+    found = stats(api, cast.trackable)
+    assert found["firstSeenOn"] == found["lastSeenOn"] == utc_day(only["associatedUtc"])
+
+
+def test_the_seen_on_day_is_the_utc_day_of_the_observed_time(api, cast):
+    day = days_ago(5).date()
+    # 00:30 at UTC+02:00 is 22:30 UTC of the day before
+    add(api, cast, ZURICH, observedUtc=f"{day.isoformat()}T00:30:00+02:00")
+    found = stats(api, cast.trackable)
+    assert found["firstSeenOn"] == (day - timedelta(days=1)).isoformat()
+
+
+def test_deleting_the_earliest_seen_stop_moves_first_seen_on(api, cast):
+    early = add(api, cast, ZURICH, observedUtc=days_ago(30).isoformat())
+    later = add(api, cast, BERLIN, observedUtc=days_ago(10).isoformat())
+    assert stats(api, cast.trackable)["firstSeenOn"] == utc_day(early["observedUtc"])
+    response = api.as_user(cast.owner).delete(
+        f"/api/trackables/{cast.trackable.id}/journey-stops/{early['journeyStopId']}"
+    )
+    assert response.status_code == 204
+    found = stats(api, cast.trackable)
+    assert found["firstSeenOn"] == found["lastSeenOn"] == utc_day(later["observedUtc"])
+
+
 def test_a_deleted_stop_updates_the_statistics(api, cast):
     add(api, cast, ZURICH)
     middle = add(api, cast, (0.0, 0.0))  # far away: most of the distance
@@ -126,6 +182,8 @@ def test_deleting_the_only_stop_empties_the_statistics(api, cast):
         "countries": [],
         "firstStopUtc": None,
         "lastStopUtc": None,
+        "firstSeenOn": None,
+        "lastSeenOn": None,
     }
 
 
@@ -181,8 +239,9 @@ def test_an_authors_account_deletion_updates_the_trackables_they_visited(api, ca
 
 
 def test_stored_statistics_equal_a_recomputation(api, cast):
-    for point in [ZURICH, BERLIN, (0.0, 179.9), (0.0, -179.9), PARIS]:
-        add(api, cast, point)
+    points = [ZURICH, BERLIN, (0.0, 179.9), (0.0, -179.9), PARIS]
+    for point, ago in zip(points, [9, 2, 5, 12, 1], strict=True):
+        add(api, cast, point, observedUtc=days_ago(ago).isoformat())
     db.session.expire_all()
     trackable = db.session.get(Trackable, cast.trackable.id)
     assert statistics.stored(trackable) == recomputed(cast.trackable.id)

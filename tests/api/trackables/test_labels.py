@@ -130,6 +130,38 @@ def test_a_label_shows_the_public_code_the_secret_and_its_own_text(api, owner):
     assert "Second's own line" in text
 
 
+ENGLISH = ("Public code", "Secret code", "Scan the QR code")
+GERMAN = ("Öffentlicher Code", "Geheimer Code", "QR-Code scannen")
+
+
+@pytest.mark.parametrize(
+    ("language", "captions", "layout_name"),
+    [
+        (None, ENGLISH, "avery-l7160"),
+        ("en", ENGLISH, "avery-5160"),
+        *(("de", GERMAN, name) for name in LAYOUTS),  # the longer words, on every sheet
+    ],
+)
+def test_each_code_on_a_label_says_which_code_it_is(api, owner, language, captions, layout_name):
+    made = [make_trackable(owner), make_trackable(owner)]
+    chosen = {} if language is None else {"language": language}
+    payload = body([item(t, text="Take me along") for t in made], layout_name, **chosen)
+
+    layout = LAYOUTS[layout_name]
+    sheet = read_sheets(assert_pdf(print_labels(api, owner, payload)), layout)
+
+    (text,) = sheet.texts
+    for caption in captions:
+        assert text.count(caption) == len(made), (caption, text)
+    public, secret = captions[:2]
+    for trackable in made:  # each caption just before its code
+        at = text.index(trackable.public_code)
+        assert text.rindex(public, 0, at) > text.rfind(secret, 0, at)
+        secret_at = text.index(codes_of(trackable)[0])
+        assert text.rindex(secret, 0, secret_at) > at
+    assert sheet.codes == {(0, n): scan_url(t) for n, t in enumerate(made)}  # still read back
+
+
 def test_a_scan_url_sent_instead_of_the_token_prints_the_same_code(api, owner):
     trackable = make_trackable(owner)
     secret, token = codes_of(trackable)
@@ -249,6 +281,7 @@ def test_the_layouts_own_paper_may_be_named(api, owner, layout_name, paper):
         ({"layout": "avery-l7160", "text": "two\nlines"}, "text"),
         ({"layout": "dymo-99012"}, "layout"),
         ({"layout": "avery-l7160", "paper": "a3"}, "paper"),
+        ({"layout": "avery-l7160", "language": "fr"}, "language"),
     ],
 )
 def test_a_sheet_that_does_not_fit_is_refused(api, owner, fields, error_field):

@@ -17,7 +17,7 @@ from app.models.trackable import (
     TrackableVisibility,
 )
 from tests.conftest import assert_problem
-from tests.factories import codes_of, make_trackable, make_user
+from tests.factories import codes_of, make_group, make_trackable, make_user
 from tests.factories import count_rows as count
 
 LOOKUP = "/api/trackables/lookup"
@@ -189,9 +189,42 @@ def test_public_code_of_a_trackable_visible_once_accessed_is_a_miss(api, owner):
     assert body == missed(lookup(api, "LN-N0THER"))  # indistinguishable from unknown
 
 
-def test_public_code_of_an_unactivated_trackable_is_a_miss(api, owner):
+NOT_ACTIVATED = (
+    "This trackable has not been activated yet. Whoever holds its secret code can activate "
+    "it: sign in and enter the secret code."
+)
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+def test_public_code_of_an_unactivated_trackable_says_so_and_nothing_else(api, owner, method):
+    group = make_group(owner, name="Summer hunt", default_trackable_title="Hunt bug")
+    fresh = make_trackable(
+        None, created_by_user_id=owner.id, group_id=group.id, name="Still in the box"
+    )
+    response = lookup(api, fresh.public_code.lower(), method)  # a typed form of it
+    assert missed(response) == {
+        "found": False,
+        "trackableId": None,
+        "isPublicCodeMatch": False,
+        "usesSecretAccess": False,
+        "redirectUrl": None,
+        "error": NOT_ACTIVATED,
+        "helpUrl": None,
+    }
+    text = response.get_data(as_text=True)
+    for told in ("Still in the box", "Summer hunt", "Hunt bug", "olga", str(fresh.id)):
+        assert told not in text
+    assert set_cookie_headers(response) == []
+
+
+def test_an_unknown_code_still_says_nothing_matches(api, owner):
+    make_trackable(None, created_by_user_id=owner.id, public_code="LN-N0TACT")
+    assert missed(lookup(api, "LN-N0THER"))["error"] != NOT_ACTIVATED
+
+
+def test_an_unactivated_trackables_creator_finds_it_by_its_public_code(api, owner):
     fresh = make_trackable(None, created_by_user_id=owner.id)
-    missed(lookup(api, fresh.public_code))
+    found(lookup(api.as_user(owner), fresh.public_code), fresh)
 
 
 def test_public_code_of_a_hidden_trackable_is_found_once_unlocked_on_this_client(api, owner):

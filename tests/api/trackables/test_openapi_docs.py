@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from app.services import trackables
 from app.services.trackables.codes import formats as codes
 
 BEARER = "Bearer"
@@ -306,6 +307,23 @@ def test_lookup_has_response_examples_of_hits_and_misses(document, method):
     assert any(example["isPublicCodeMatch"] for example in examples)
     misses = [example for example in examples if not example["found"]]
     assert all(example["error"] and example["redirectUrl"] is None for example in misses)
+
+
+@pytest.mark.parametrize("method", ["post", "get"])
+def test_lookup_has_an_example_of_an_unactivated_items_public_code(document, method):
+    op = operation(document, method, "/api/trackables/lookup")
+    examples = media(op, request=False)["examples"]
+    assert examples["notActivated"]["value"]["found"] is False
+    assert examples["notActivated"]["value"]["error"] == trackables.NOT_ACTIVATED
+
+
+def test_the_journey_statistics_document_the_seen_on_days(document):
+    op = operation(document, "get", ONE)
+    statistics = deref(document, properties(document, response_schema(op))["journeyStatistics"])
+    for name in ("firstSeenOn", "lastSeenOn"):
+        field = statistics["properties"][name]
+        assert (field["type"], field["format"]) == (["string", "null"], "date")
+        assert name in statistics["required"]
 
 
 def test_lookup_mentions_the_website_entry_route(document):

@@ -9,7 +9,9 @@ from reportlab.lib.units import mm
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
 from app.services.trackables.labels.label_sheets import (
+    CAPTION_FONT,
     CODE_FONT,
+    ENGLISH_CAPTIONS,
     LAYOUTS,
     MIN_CODE_SIZE,
     TEXT_FONT,
@@ -18,6 +20,7 @@ from app.services.trackables.labels.label_sheets import (
     fit_text,
     page_count,
     printable,
+    qr_side,
     render_sheets,
     text_block,
     wrap_code,
@@ -32,8 +35,7 @@ def column(layout):
     """The text column beside the QR code, as _draw_label measures it."""
     pad = layout.padding
     width, height = layout.label_width - 2 * pad, layout.label_height - 2 * pad
-    side = min(height, width * 0.5)
-    return width - side - max(pad, 1.5 * mm), height
+    return width - qr_side(layout) - max(pad, 1.5 * mm), height
 
 
 @pytest.mark.parametrize("layout", LAYOUTS.values(), ids=list(LAYOUTS))
@@ -65,6 +67,20 @@ def test_the_codes_and_a_line_of_text_fit_every_label_uncut(layout, secret):
     text = [line.text for line in lines if line.font == TEXT_FONT]
     assert text
     assert text[-1].endswith("...")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS.values(), ids=list(LAYOUTS))
+def test_each_code_comes_under_its_caption_and_the_qr_code_keeps_room_for_its_own(layout):
+    width, height = column(layout)
+    label = LabelContent("https://n.example/trackable/x", "LN-4K7Q2M", "LN4K7Q2MZX", "Hi")
+
+    lines = text_block(layout, label, width, height)
+
+    fonts = [line.font for line in lines]
+    captions = [line.text for line in lines if line.font == CAPTION_FONT]
+    assert captions == [ENGLISH_CAPTIONS.public_code, ENGLISH_CAPTIONS.secret_code]
+    assert fonts[:4] == [CAPTION_FONT, "Courier-Bold", CAPTION_FONT, CODE_FONT]
+    assert qr_side(layout) < layout.label_height - 2 * layout.padding
 
 
 def test_a_word_too_long_for_a_line_is_broken_and_the_rest_cut():

@@ -3,10 +3,10 @@ Access sessions for secret codes).
 
 `resolve` finds the trackable a typed or scanned code names (normalised as formats.py says;
 it never assumes a length). `lookup_code` is one lookup (the API's and `/trackable/{code}`):
-a public code is a hit only when the caller may see the trackable; a secret or QR token
-always hits and opens the client's access session. A miss counts against the client's
-guess budget. The secret itself never leaves this module: results carry the trackable and
-how it matched, never the code.
+a public code is a hit only when the caller may see the trackable (an unactivated one's
+miss says it is not activated yet); a secret or QR token always hits and opens the client's
+access session. A miss counts against the client's guess budget. The secret itself never
+leaves this module: results carry the trackable and how it matched, never the code.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ SITE_LANGUAGES = ("en", "de")
 NOT_FOUND = "No trackable matches this code. Check it and try again."
 FOREIGN = "This looks like a code of another tracking system; it is not a code of this service."
 SISTER = "This looks like a secret code of a sister service; enter it on that service."
+NOT_ACTIVATED = (
+    "This trackable has not been activated yet. Whoever holds its secret code can activate "
+    "it: sign in and enter the secret code."
+)
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,8 @@ class LookupResult:
     redirect_url: str | None = None
     error: str | None = None
     help_url: str | None = None
-    # Why a miss missed: "not_found", or "foreign" / "sister" for another service's code.
+    # Why a miss missed: "not_found", "not_activated" (the public code of an unactivated
+    # trackable the caller may not see), or "foreign" / "sister" for another service's code.
     reason: str | None = None
 
     @property
@@ -113,9 +118,10 @@ def landing_path(lang: str, kind: CodeKind, trackable_id: uuid.UUID, public_code
     return f"/{lang}/trackables/active/{trackable_id}"
 
 
-# An invisible trackable's public code misses like an unknown code. A secret hit by a signed-in
-# caller also stores the unlock on the account. A client over its budget is refused (429) before its
-# code is even resolved.
+# An invisible trackable's public code misses like an unknown code, except an unactivated one's:
+# its miss says so (docs/contract/trackables.md, the exception to "hide, don't forbid") and still
+# counts. A secret hit by a signed-in caller also stores the unlock on the account. A client over
+# its budget is refused (429) before its code is even resolved.
 def lookup_code(
     viewer: Viewer,
     code: str,
@@ -141,8 +147,12 @@ def lookup_code(
                 record_unlock(viewer.user, trackable_id)
             return LookupResult(trackable_id, kind, landing)
         # A public code is no credential: it finds only what the caller may see.
-        if policy.can_view(viewer, row.trackable()):
+        trackable = row.trackable()
+        if policy.can_view(viewer, trackable):
             return LookupResult(trackable_id, kind, landing)
+        if not trackable.is_activated:
+            count_miss(guess_client, config)
+            return LookupResult(error=NOT_ACTIVATED, reason="not_activated")
     count_miss(guess_client, config)
     return _miss(settings, code, config)
 

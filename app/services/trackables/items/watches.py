@@ -15,14 +15,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, exc, select
+from sqlalchemy.orm import selectinload
 
 from app.auth import Viewer
 from app.extensions import db
 from app.models.trackable import (
+    Trackable,
+    TrackableGroup,
     TrackableGroupWatch,
     TrackableWatch,
 )
 from app.policies import trackables as trackable_policy
+from app.services.trackables.items.reads import trackable_views
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,24 @@ class MyWatches:
 
     trackable_ids: list[uuid.UUID]
     group_ids: list[uuid.UUID]
+
+
+@dataclass(frozen=True)
+class WatchedTarget:
+    """One watch of the caller's: its target's id, and its name (and a trackable's public
+    code) while the caller may see it; None once hidden, so it can still be ended."""
+
+    target_id: uuid.UUID
+    name: str | None
+    public_code: str | None = None
+
+
+@dataclass(frozen=True)
+class WatchedTargets:
+    """The caller's watches as `list_watches` orders them, with what each one names."""
+
+    trackables: list[WatchedTarget]
+    groups: list[WatchedTarget]
 
 
 def find_watch(model: Any, key: dict[str, uuid.UUID]) -> Any:
@@ -116,3 +138,28 @@ def list_watches(viewer: Viewer) -> MyWatches:
         .order_by(TrackableGroupWatch.created_utc.desc(), TrackableGroupWatch.group_id)
     ).all()
     return MyWatches(list(trackable_ids), list(group_ids))
+
+
+def describe_watches(viewer: Viewer) -> WatchedTargets:
+    """Every watch of the caller (`list_watches`), each with its target's name and a
+    trackable's public code where the caller may still see it (the read model's name, by
+    the visibility policy), for a page that lists them."""
+    mine = list_watches(viewer)
+    found = db.session.scalars(
+        select(Trackable)
+        .where(Trackable.id.in_(mine.trackable_ids), trackable_policy.visible_filter(viewer))
+        .options(selectinload(Trackable.group))
+    ).all()
+    views = {view.trackable_id: view for view in trackable_views(viewer, found)}
+    items = [
+        WatchedTarget(one, views[one].name, views[one].public_code)
+        if one in views
+        else WatchedTarget(one, None)
+        for one in mine.trackable_ids
+    ]
+    groups = []
+    for group_id in mine.group_ids:
+        group = db.session.get(TrackableGroup, group_id)
+        visible = group is not None and trackable_policy.can_view_group(viewer, group)
+        groups.append(WatchedTarget(group_id, group.name if group and visible else None))
+    return WatchedTargets(items, groups)

@@ -23,7 +23,7 @@ from app.auth import Viewer
 from app.extensions import db
 from app.models.trackable import JourneyStop, StopPrecision
 from app.policies import trackables as policy
-from app.services.trackables.journey.statistics import JourneyStatistics, stored
+from app.services.trackables.journey.statistics import JourneyStatistics, seen_on, stored
 from app.storage.gpx import ExportTrack, ExportWaypoint
 
 BATCH_SIZE = 1000
@@ -115,9 +115,9 @@ def _stops(trackable_id: uuid.UUID, batch_size: int) -> Iterator[ExportedStop]:
 
 
 def gpx_track(export: JourneyExport) -> ExportTrack:
-    """The journey as one GPX track: a point per stop, named by its place (or its
-    number), at the time it was saved, its creator (and a coarse precision) as the
-    description."""
+    """The journey as one GPX track: a point per stop, oldest first, named by its place
+    (or its number), at the time it was saved; its "seen on" day, its creator (and a
+    coarse precision) as the description."""
 
     def points() -> Iterator[ExportWaypoint]:
         for number, stop in enumerate(export.stops, start=1):
@@ -132,7 +132,12 @@ def gpx_track(export: JourneyExport) -> ExportTrack:
     return ExportTrack(name=export.name or export.public_code, points=points())
 
 
+# "Seen on 2026-05-17 by Kim (precision: about1km)": the day first, in ISO 8601, so that a program
+# reading the file finds it at the start (docs/contract/trackables.md, Journey export).
 def _description(stop: ExportedStop) -> str:
-    if stop.precision is StopPrecision.EXACT:
-        return stop.creator_display_text
-    return f"{stop.creator_display_text} (precision: {stop.precision.value})"
+    text = f"Seen on {seen_on(stop.observed_utc, stop.associated_utc).isoformat()}"
+    if stop.creator_display_text:
+        text += f" by {stop.creator_display_text}"
+    if stop.precision is not StopPrecision.EXACT:
+        text += f" (precision: {stop.precision.value})"
+    return text

@@ -1,5 +1,6 @@
 """A trackable's journey statistics (docs/contract/trackables.md, Journey statistics): how far it
-travelled, how many stops, which countries, its first and last stop's time.
+travelled, how many stops, which countries, its first and last stop's time, and the first and
+last day it was seen (each stop's "seen on" day).
 
 They are stored on the trackable's row (`journey_*`), so reads and lists cost nothing, and
 recomputed from all its stops by every change of the journey, in that change's transaction,
@@ -13,7 +14,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime
 from itertools import pairwise
 from typing import Any
 
@@ -36,6 +37,8 @@ class JourneyStatistics:
     countries: list[str]
     first_stop_utc: datetime | None
     last_stop_utc: datetime | None
+    first_seen_on: date | None
+    last_seen_on: date | None
 
 
 @dataclass(frozen=True)
@@ -46,24 +49,40 @@ class StopPoint:
     longitude: float
     country_code: str
     associated_utc: datetime
+    observed_utc: datetime | None
+
+    @property
+    def seen_on(self) -> date:
+        return seen_on(self.observed_utc, self.associated_utc)
+
+
+def seen_on(observed_utc: datetime | None, associated_utc: datetime) -> date:
+    """A stop's "seen on" day (UTC): the day of the time its finder saw the item
+    (`observedUtc`, the website's "seen on" date) when they gave one, else of the time the
+    stop was saved (it was seen then)."""
+    return (observed_utc or associated_utc).astimezone(UTC).date()
 
 
 # Distance: the haversine great-circle distance (mean Earth radius 6371.0088 km) summed over
 # consecutive stops oldest first (ties by id), so a leg over the antimeridian or a pole is the short
 # way round. Countries: each stop's country_code (offline geocoder at save time), in order of first
-# visit.
+# visit. Seen on: the earliest and latest of the stops' days, whatever their order (a find reported
+# late may have been seen before the stops saved ahead of it).
 def compute(points: Sequence[StopPoint]) -> JourneyStatistics:
     """The statistics of stops given in journey order (a pure function)."""
     distance = sum(
         great_circle_km(a.latitude, a.longitude, b.latitude, b.longitude)
         for a, b in pairwise(points)
     )
+    days = [point.seen_on for point in points]
     return JourneyStatistics(
         distance_km=round(distance, DISTANCE_DECIMALS),
         stop_count=len(points),
         countries=list(dict.fromkeys(p.country_code for p in points if p.country_code)),
         first_stop_utc=points[0].associated_utc if points else None,
         last_stop_utc=points[-1].associated_utc if points else None,
+        first_seen_on=min(days, default=None),
+        last_seen_on=max(days, default=None),
     )
 
 
@@ -75,6 +94,8 @@ def stored(trackable: Trackable) -> JourneyStatistics:
         countries=list(trackable.journey_countries or []),
         first_stop_utc=trackable.journey_first_stop_utc,
         last_stop_utc=trackable.journey_last_stop_utc,
+        first_seen_on=trackable.journey_first_seen_on,
+        last_seen_on=trackable.journey_last_seen_on,
     )
 
 
@@ -86,6 +107,7 @@ def journey_points(trackable_id: uuid.UUID) -> list[StopPoint]:
             JourneyStop.longitude,
             JourneyStop.country_code,
             JourneyStop.associated_utc,
+            JourneyStop.observed_utc,
         )
         .where(JourneyStop.trackable_id == trackable_id)
         .order_by(JourneyStop.associated_utc, JourneyStop.id)
@@ -126,6 +148,8 @@ def refresh(trackable: Trackable) -> JourneyStatistics:
     trackable.journey_countries = found.countries
     trackable.journey_first_stop_utc = found.first_stop_utc
     trackable.journey_last_stop_utc = found.last_stop_utc
+    trackable.journey_first_seen_on = found.first_seen_on
+    trackable.journey_last_seen_on = found.last_seen_on
     db.session.flush()
     return found
 

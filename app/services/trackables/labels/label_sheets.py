@@ -2,9 +2,9 @@
 of what is to be printed (no database, no request).
 
 Each label carries the QR code of the item's scan URL (segno, drawn as vector squares so it
-stays sharp at any printer resolution, with its four-module quiet zone), the public code,
-the secret code (Courier: 0 and O, 1 and l tell apart) and an optional short line of
-text (Helvetica; wrapped over a few lines, the last cut with "..." when it does not fit).
+stays sharp at any printer resolution, with its four-module quiet zone), the public code and
+the secret code (Courier: 0 and O, 1 and l tell apart), each captioned, and an optional
+line of text (Helvetica; wrapped over a few lines, the last cut with "..." if need be).
 Codes are never cut: a long bring-your-own secret wraps and the codes' size goes down
 until they fit. The layouts are real label sheets, measured as their makers publish them.
 The PDF is built in memory and is deterministic (no creation date, no random id).
@@ -28,6 +28,9 @@ from reportlab.pdfgen.canvas import Canvas
 PAPERS: dict[str, tuple[float, float]] = {"a4": A4, "letter": LETTER}
 
 CODE_FONT, PUBLIC_CODE_FONT, TEXT_FONT = "Courier", "Courier-Bold", "Helvetica"
+CAPTION_FONT = "Helvetica-Oblique"
+CAPTION_SCALE = 0.6  # a caption's size, in code sizes
+MIN_CAPTION_SIZE = 4.0  # points
 COURIER_ADVANCE = 0.6  # every Courier glyph is 600/1000 em wide
 LEADING = 1.18  # line height, in font sizes
 MIN_CODE_SIZE = 5.0  # points: below this a code is no longer readable
@@ -137,6 +140,18 @@ LAYOUTS: dict[str, SheetLayout] = {
 
 
 @dataclass(frozen=True)
+class Captions:
+    """What each code on a label is, in the label's language."""
+
+    public_code: str
+    secret_code: str
+    qr_code: str
+
+
+ENGLISH_CAPTIONS = Captions("Public code", "Secret code", "Scan the QR code")
+
+
+@dataclass(frozen=True)
 class LabelContent:
     """What one label shows (the codes already checked by the caller)."""
 
@@ -144,6 +159,7 @@ class LabelContent:
     public_code: str
     secret_code: str
     text: str = ""
+    captions: Captions = ENGLISH_CAPTIONS
 
 
 def page_count(layout: SheetLayout, count: int, skip: int = 0) -> int:
@@ -177,6 +193,17 @@ def render_sheets(layout: SheetLayout, labels: Sequence[LabelContent], skip: int
 # --- one label ---------------------------------------------------------------------------
 
 
+def qr_side(layout: SheetLayout) -> float:
+    """The QR code's square (quiet zone included), with its caption's line below it."""
+    width = layout.label_width - 2 * layout.padding
+    height = layout.label_height - 2 * layout.padding
+    return min(height - qr_caption_size(layout) * LEADING, width * 0.5)
+
+
+def qr_caption_size(layout: SheetLayout) -> float:
+    return max(MIN_CAPTION_SIZE, layout.code_size * CAPTION_SCALE)
+
+
 def _draw_label(
     canvas: Canvas,
     layout: SheetLayout,
@@ -187,8 +214,13 @@ def _draw_label(
     pad = layout.padding
     x, y = origin[0] + pad, origin[1] + pad
     width, height = layout.label_width - 2 * pad, layout.label_height - 2 * pad
-    side = min(height, width * 0.5)
-    _draw_qr(canvas, matrix, x, y + (height - side) / 2, side)
+    side = qr_side(layout)
+    caption_size = qr_caption_size(layout)
+    bottom = y + (height - side - caption_size * LEADING) / 2  # the QR and its caption centred
+    _draw_qr(canvas, matrix, x, bottom + caption_size * LEADING, side)
+    caption = one_line(label.captions.qr_code, CAPTION_FONT, caption_size, side)
+    canvas.setFont(CAPTION_FONT, caption_size)
+    canvas.drawCentredString(x + side / 2, bottom + caption_size * 0.22, caption)
     gap = max(pad, 1.5 * mm)
     _draw_texts(canvas, layout, label, x + side + gap, y, width - side - gap, height)
 
@@ -248,9 +280,9 @@ def block_height(lines: Sequence[Line]) -> float:
 
 
 def text_block(layout: SheetLayout, label: LabelContent, width: float, height: float) -> list[Line]:
-    """The public code, the secret code (both never cut) and the text, for a column of
-    `width` x `height` points: the codes' size goes down from the layout's until they and
-    at least one line of text fit (not below MIN_CODE_SIZE)."""
+    """The public code, the secret code (both never cut, each under its caption) and the
+    text, for a column of `width` x `height` points: the codes' size goes down from the
+    layout's until they and at least one line of text fit (not below MIN_CODE_SIZE)."""
     text = printable(label.text)
     size = layout.code_size
     while True:
@@ -264,9 +296,16 @@ def text_block(layout: SheetLayout, label: LabelContent, width: float, height: f
 def _lines(label: LabelContent, text: str, size: float, width: float, height: float) -> list[Line]:
     columns = max(1, int(width / (COURIER_ADVANCE * size)))
     gap = size * 0.5
-    lines = [Line(PUBLIC_CODE_FONT, size, part) for part in wrap_code(label.public_code, columns)]
-    secret = wrap_code(label.secret_code, columns)
-    lines += [Line(CODE_FONT, size, part, gap if i == 0 else 0) for i, part in enumerate(secret)]
+    caption_size = max(MIN_CAPTION_SIZE, size * CAPTION_SCALE)
+
+    def caption(words: str, space_before: float = 0.0) -> Line:
+        fitted = one_line(words, CAPTION_FONT, caption_size, width)
+        return Line(CAPTION_FONT, caption_size, fitted, space_before)
+
+    lines = [caption(label.captions.public_code)]
+    lines += [Line(PUBLIC_CODE_FONT, size, part) for part in wrap_code(label.public_code, columns)]
+    lines.append(caption(label.captions.secret_code, gap))
+    lines += [Line(CODE_FONT, size, part) for part in wrap_code(label.secret_code, columns)]
     if text:
         text_size = size * 0.9
         room = height - block_height(lines) - gap
@@ -314,6 +353,11 @@ def fit_text(text: str, font: str, size: float, width: float, max_lines: int) ->
     if rest and lines:
         lines[-1] = _with_ellipsis(lines[-1], font, size, width)
     return lines
+
+
+def one_line(text: str, font: str, size: float, width: float) -> str:
+    """`text` as one printable line of at most `width` points, cut with "..." if need be."""
+    return (fit_text(printable(text), font, size, width, 1) or [""])[0]
 
 
 def _longest_prefix(text: str, font: str, size: float, width: float) -> str:

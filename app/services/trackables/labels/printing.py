@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from flask_babel import force_locale
+from flask_babel import gettext as _
 from sqlalchemy import select
 
 from app.auth import Viewer
@@ -31,6 +33,7 @@ from app.services.trackables.codes.guesses import GuessClient, check_budget, cou
 from app.services.trackables.codes.issuing import scan_url
 from app.services.trackables.labels.label_sheets import (
     LAYOUTS,
+    Captions,
     LabelContent,
     SheetLayout,
     render_sheets,
@@ -142,15 +145,18 @@ def check_labels(
     config: Mapping[str, Any],
     text: str | None = None,
     skip: int = 0,
+    language: str = "en",
 ) -> LabelSheet:
-    """Check every item (see the module docstring) and return the sheet to draw, or raise
-    LabelItemsRefused (its counted miss is in the session: the caller commits it)."""
+    """Check every item (see the module docstring) and return the sheet to draw, its
+    captions in `language`, or raise LabelItemsRefused (its counted miss is in the
+    session: the caller commits it)."""
     check_budget(guess_client, config)
     ids = {item.trackable_id for item in items}
     found = {t.id: t for t in db.session.scalars(select(Trackable).where(Trackable.id.in_(ids)))}
     stored = _stored_hashes(ids)
     refused: list[RefusedItem] = []
     labels: list[LabelContent] = []
+    captions = label_captions(language)
     for index, item in enumerate(items):
         trackable = found.get(item.trackable_id)
         refusal = policy.label_refusal(viewer, trackable)
@@ -163,7 +169,9 @@ def check_labels(
         elif secret is not None and token is not None:
             line = item.text if item.text is not None else text
             labels.append(
-                LabelContent(scan_url(base_url, token), trackable.public_code, secret, line or "")
+                LabelContent(
+                    scan_url(base_url, token), trackable.public_code, secret, line or "", captions
+                )
             )
     if refused:
         counted = any(item.code == CODE_INVALID for item in refused)
@@ -171,6 +179,12 @@ def check_labels(
             count_miss(guess_client, config)
         raise LabelItemsRefused(refused, counted_miss=counted)
     return LabelSheet(LAYOUTS[layout], labels, skip)
+
+
+def label_captions(language: str) -> Captions:
+    """What each code on a label is, in `language` (the website's catalogues)."""
+    with force_locale(language):
+        return Captions(_("Public code"), _("Secret code"), _("Scan the QR code"))
 
 
 def _stored_hashes(ids: set[uuid.UUID]) -> dict[tuple[uuid.UUID, CodeKind], list[str]]:
