@@ -58,16 +58,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Tests that start real processes (gunicorn, nginx, a second instance, a worker killed,
     a database cut, one account stalling the workers) wait on them for seconds each: they
     run where PROCESS_TESTS=1, as CI's PostgreSQL leg sets, and a plain `make test` skips
-    them."""
+    them. The browser tests beyond `make test`'s time (`browser_ci`) run in both CI legs."""
     # The longest tests first: workers steal from each other's queues, so what is left at
     # the end is short, and no worker idles while another finishes a browser run.
     items.sort(key=lambda item: not item.nodeid.startswith(FIRST))
-    if os.environ.get("PROCESS_TESTS") == "1":
-        return
-    skip = pytest.mark.skip(reason="starts real processes; CI runs it (PROCESS_TESTS=1)")
-    for item in items:
-        if item.get_closest_marker("processes"):
-            item.add_marker(skip)
+    skips = {
+        "processes": ("PROCESS_TESTS", "starts real processes; CI runs it (PROCESS_TESTS=1)"),
+        "browser_ci": ("BROWSER_CI_TESTS", "a browser test CI runs (BROWSER_CI_TESTS=1)"),
+    }
+    for marker, (variable, reason) in skips.items():
+        if os.environ.get(variable) == "1":
+            continue
+        skip = pytest.mark.skip(reason=reason)
+        for item in items:
+            if item.get_closest_marker(marker):
+                item.add_marker(skip)
 
 
 # Fixtures shared by several areas, defined once: the browser (one Chromium per test
