@@ -4,7 +4,6 @@ schema does not), and the headers of 429 and 503 answers (app.api.documentation)
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +15,7 @@ from app.api import documentation
 from app.api.base import ERROR_RESPONSES, EVERY_OPERATION
 from app.api.examples import COMPONENTS, NOTE, PROBLEMS, problem
 from app.error_codes import ERROR_CODES, error_code_table
+from tests.openapi_answers import closed
 
 METHODS = {"get", "post", "put", "patch", "delete"}
 
@@ -55,20 +55,7 @@ def bodies(document: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 def strict(document: dict[str, Any]) -> dict[str, Any]:
     """The document's components with every object schema closed to properties it does
     not list: an example must not show a field the document does not have."""
-    components = copy.deepcopy(document["components"])
-
-    def close(node: Any) -> None:
-        if isinstance(node, dict):
-            if "properties" in node and "additionalProperties" not in node:
-                node["additionalProperties"] = False
-            for value in node.values():
-                close(value)
-        elif isinstance(node, list):
-            for value in node:
-                close(value)
-
-    close(components["schemas"])
-    return {"components": components}
+    return {"components": closed(document["components"])}
 
 
 def check(root: dict[str, Any], schema: dict[str, Any], example: Any) -> None:
