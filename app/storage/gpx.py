@@ -23,7 +23,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import BinaryIO
 from urllib.parse import urlsplit
 from xml.etree.ElementTree import Element, ParseError
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import quoteattr
 
 from defusedxml import DefusedXmlException
 from defusedxml import ElementTree as SafeElementTree
@@ -416,47 +416,107 @@ def _chunked(pieces: Iterable[str]) -> Iterator[bytes]:
 def _format_waypoint(
     waypoint: ExportWaypoint, *, tag: str = "wpt", indent: str = "  "
 ) -> str | None:
-    latitude = _grid(waypoint.latitude, 90)
-    longitude = _grid(waypoint.longitude, 180)
+    # Runs once per point of an export that may hold 100,000 of them: each element is one
+    # f-string and the point one more (no list of parts), and the helpers below hand back
+    # their input untouched when it needs no change, so few temporary strings are made.
+    latitude = _grid_text(waypoint.latitude, 90)
+    longitude = _grid_text(waypoint.longitude, 180)
     if latitude is None or longitude is None:
         return None
-    inner = indent + "  "
-    parts = [f'{indent}<{tag} lat="{_decimal_text(latitude)}" lon="{_decimal_text(longitude)}">\n']
+    when = ""
     if waypoint.time is not None:
-        parts.append(f"{inner}<time>{_format_time(waypoint.time)}</time>\n")
-    if name := _element_text(waypoint.name):
-        parts.append(f"{inner}<name>{name}</name>\n")
-    if description := _element_text(waypoint.description):
-        parts.append(f"{inner}<desc>{description}</desc>\n")
-    if link := _uri(waypoint.link or ""):
-        parts.append(f"{inner}<link href={quoteattr(link)}>")
-        if link_text := _element_text(waypoint.link_text or ""):
-            parts.append(f"<text>{link_text}</text>")
-        parts.append("</link>\n")
-    parts.append(f"{indent}</{tag}>\n")
-    return "".join(parts)
+        when = f"{indent}  <time>{_format_time(waypoint.time)}</time>\n"
+    name = ""
+    if text := _element_text(waypoint.name):
+        name = f"{indent}  <name>{text}</name>\n"
+    description = ""
+    if text := _element_text(waypoint.description):
+        description = f"{indent}  <desc>{text}</desc>\n"
+    link = ""
+    if href := _uri(waypoint.link or ""):
+        text = _element_text(waypoint.link_text or "")
+        text = f"<text>{text}</text>" if text else ""
+        link = f"{indent}  <link href={_quote_uri(href)}>{text}</link>\n"
+    return (
+        f'{indent}<{tag} lat="{latitude}" lon="{longitude}">\n'
+        f"{when}{name}{description}{link}{indent}</{tag}>\n"
+    )
 
 
 def _element_text(text: str) -> str:
     """Escaped element content, or "" when nothing but whitespace would be left."""
-    text = _NOT_XML_CHAR.sub("", text)
-    if not text.strip():
+    # search before sub: almost no text holds a forbidden character, and search allocates nothing.
+    if _NOT_XML_CHAR.search(text):
+        text = _NOT_XML_CHAR.sub("", text)
+    # Same test as `not text.strip()` (both use Unicode whitespace) without a stripped copy.
+    if not text or text.isspace():
         return ""
-    # \r is escaped so that a CRLF in a note survives XML's line-end normalisation.
-    return escape(text, {"\r": "&#13;"})
+    # xml.sax.saxutils.escape, inlined (str.replace returns the text itself when it has no
+    # match). \r is escaped so that a CRLF in a note survives XML's line-end normalisation.
+    return (
+        text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;").replace("\r", "&#13;")
+    )
 
 
 def _uri(link: str) -> str:
     # xsd:anyURI may not contain spaces or control characters; notes' links are validated
-    # upstream, this only keeps the export valid if one slips through.
-    link = _NOT_XML_CHAR.sub("", link).strip()
-    return _NOT_IN_URI.sub(lambda match: f"%{ord(match.group()):02X}", link)
+    # upstream, this only keeps the export valid if one slips through (search first: a
+    # valid link needs no substitution).
+    if _NOT_XML_CHAR.search(link):
+        link = _NOT_XML_CHAR.sub("", link)
+    link = link.strip()
+    if _NOT_IN_URI.search(link):
+        link = _NOT_IN_URI.sub(lambda match: f"%{ord(match.group()):02X}", link)
+    return link
+
+
+def _quote_uri(link: str) -> str:
+    """quoteattr(link) for a `_uri` result (it holds no tab, CR or LF), without its dict."""
+    if '"' in link:
+        return quoteattr(link)
+    return f'"{link.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")}"'
 
 
 def _format_time(value: datetime) -> str:
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    spec = "microseconds" if value.microsecond else "seconds"
-    return value.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+    if value.tzinfo is not UTC:
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    # isoformat's default timespec writes microseconds only when nonzero; on a UTC datetime
+    # it ends in "+00:00", which becomes "Z".
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _grid_text(value: float, limit: int) -> str | None:
+    """`_decimal_text(_grid(value, limit))`, or None when `_grid` gives None.
+
+    An export calls this twice per point, and Decimal makes several objects each time, so
+    repr's digits, which `_grid` rounds, are rounded here as text. Decimal still does the
+    rare cases: exponent notation (magnitudes below 1e-4) and a round-up that carries
+    through a 9.
+    """
+    number = float(value)
+    if not -limit <= number <= limit:  # NaN fails the comparison as well
+        return None
+    text = repr(number)
+    point = text.find(".")
+    if point < 0 or "e" in text:
+        return _decimal_text(_on_grid(number, limit))
+    cut = point + 8  # the end of the 7th decimal
+    if len(text) > cut:
+        last, dropped = text[cut - 1], text[cut]
+        beyond_half = len(text.rstrip("0")) > cut + 1  # a nonzero digit after `dropped`
+        if dropped > "5" or (dropped == "5" and (beyond_half or last in "13579")):
+            if last == "9":
+                return _decimal_text(_on_grid(number, limit))
+            text = text[: cut - 1] + chr(ord(last) + 1)  # half-even goes away from zero
+        else:
+            text = text[:cut].rstrip("0").rstrip(".")  # half-even goes toward zero
+    elif text.endswith(".0"):
+        text = text[:-2]  # a whole number; up to 7 decimals are written as they are
+    if text in ("0", "-0"):
+        return "0"
+    if text == "180" and limit == 180:
+        return "-180"
+    return text
 
 
 def _grid(value: float, limit: int) -> Decimal | None:
@@ -464,6 +524,10 @@ def _grid(value: float, limit: int) -> Decimal | None:
     number = float(value)
     if not math.isfinite(number) or not -limit <= number <= limit:
         return None
+    return _on_grid(number, limit)
+
+
+def _on_grid(number: float, limit: int) -> Decimal:
     # repr gives the shortest decimal that reads back as the same float, so "52.1234565"
     # parsed from a file rounds exactly as written, not as its binary approximation.
     step = Decimal(repr(number)).quantize(_STEP_7, rounding=ROUND_HALF_EVEN)
