@@ -23,7 +23,7 @@ import segno
 from reportlab.lib.pagesizes import A4, LETTER
 from reportlab.lib.units import inch, mm
 from reportlab.pdfbase.pdfmetrics import stringWidth
-from reportlab.pdfgen.canvas import Canvas
+from reportlab.pdfgen.canvas import FILL_NON_ZERO, Canvas
 
 PAPERS: dict[str, tuple[float, float]] = {"a4": A4, "letter": LETTER}
 
@@ -228,21 +228,26 @@ def _draw_label(
 def _draw_qr(canvas: Canvas, matrix: Any, x: float, y: float, side: float) -> None:
     """The QR code of `matrix` (segno's rows of modules) in a square of `side` points,
     quiet zone included, dark modules as filled squares (runs of a row drawn as one
-    rectangle)."""
+    rectangle). The whole code is one path filled once, drawn in module units (a scaled
+    coordinate system): small whole numbers, and two rows meet on exactly the same edge."""
     border = 4
     size = len(matrix) + 2 * border
     module = side / size
     canvas.setFillGray(0)
+    canvas.saveState()
+    canvas.transform(module, 0, 0, module, x, y)  # a module a unit, from the bottom left
+    path = canvas.beginPath()
     for row_index, row in enumerate(matrix):
-        top = y + side - (row_index + border) * module
+        bottom = size - border - row_index - 1
         start = None
         for column, dark in enumerate([*row, 0]):
             if dark and start is None:
                 start = column
             elif not dark and start is not None:
-                left = x + (start + border) * module
-                canvas.rect(left, top - module, (column - start) * module, module, 0, 1)
+                path.rect(start + border, bottom, column - start, 1)
                 start = None
+    canvas.drawPath(path, stroke=0, fill=1, fillMode=FILL_NON_ZERO)  # their union
+    canvas.restoreState()
 
 
 def _draw_texts(
