@@ -59,9 +59,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     a database cut, one account stalling the workers) wait on them for seconds each: they
     run where PROCESS_TESTS=1, as CI's PostgreSQL leg sets, and a plain `make test` skips
     them. The browser tests beyond `make test`'s time (`browser_ci`) run in both CI legs."""
-    # The longest tests first: workers steal from each other's queues, so what is left at
-    # the end is short, and no worker idles while another finishes a browser run.
-    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))
+    items[:] = _longest_first(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     skips = {
         "processes": ("PROCESS_TESTS", "starts real processes; CI runs it (PROCESS_TESTS=1)"),
         "browser_ci": ("BROWSER_CI_TESTS", "a browser test CI runs (BROWSER_CI_TESTS=1)"),
@@ -73,6 +71,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker(marker):
                 item.add_marker(skip)
+
+
+def _longest_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """The order that keeps the end of a run short: pytest-xdist's worksteal hands each
+    worker one contiguous share of the list (the first third to the first of three, and
+    so on) and later moves tests from the end of a long queue to an idle worker. The long
+    tests (the browser's, the authorization matrix, the hostile corpus, `slow` and
+    `migrations`) are dealt in turn to the shares and open each, so no worker is left
+    running them alone at the end."""
+
+    def long(item: pytest.Item) -> bool:
+        return item.nodeid.startswith(FIRST) or any(
+            item.get_closest_marker(name) for name in ("slow", "migrations")
+        )
+
+    longs = [item for item in items if long(item)]
+    rest = [item for item in items if not long(item)]
+    ordered: list[pytest.Item] = []
+    remaining = len(items)
+    for share in range(workers):
+        size = remaining // (workers - share)  # as worksteal divides the list
+        head = longs[share::workers]
+        take = max(0, size - len(head))
+        ordered += head + rest[:take]
+        del rest[:take]
+        remaining -= size
+    return ordered + rest
 
 
 # Fixtures shared by several areas, defined once: the browser (one Chromium per test

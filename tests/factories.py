@@ -8,6 +8,8 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import inspect
+
 from app.extensions import db
 from app.models.category import Category
 from app.models.enums import NoteVisibility
@@ -26,6 +28,15 @@ def _hash(password: str) -> str:
     if password not in _HASH_CACHE:
         _HASH_CACHE[password] = hash_password(password)
     return _HASH_CACHE[password]
+
+
+def key(row: Any) -> Any:
+    """The primary key of a stored row without loading it again: a commit expires every
+    row of the session, and reading `.id` then costs a SELECT, several in each factory
+    call that takes rows made before. A key cannot change, so the session's record of it
+    is current."""
+    identity = inspect(row).identity
+    return identity[0] if identity else row.id
 
 
 def make_user(
@@ -87,11 +98,11 @@ def make_category(
     if owner is None and team_id is None:
         owner = make_user()
     category = Category(
-        owner_user_id=owner.id if owner is not None and team_id is None else None,
+        owner_user_id=key(owner) if owner is not None and team_id is None else None,
         team_id=team_id,
         name=name or f"Category {next(_sequence)}",
         content_language=parent.content_language if parent else content_language,
-        parent_category_id=parent.id if parent else None,
+        parent_category_id=key(parent) if parent else None,
         **fields,
     )
     db.session.add(category)
@@ -115,16 +126,16 @@ def make_note(
     from app.services.notes.notes import refresh_discoverability
 
     owner = owner or make_user()
+    language = fields.pop("content_language", None)
     if category is None:
-        category = make_category(
-            owner, team_id=team_id, content_language=fields.get("content_language", "en")
-        )
+        language = language or "en"
+        category = make_category(owner, team_id=team_id, content_language=language)
     note = Note(
-        owner_user_id=owner.id,
+        owner_user_id=key(owner),
         team_id=team_id,
-        category_id=category.id,
+        category_id=key(category),
         title=title or f"Note {next(_sequence)}",
-        content_language=fields.pop("content_language", category.content_language),
+        content_language=language or category.content_language,
         visibility=visibility,
         latitude=latitude,
         longitude=longitude,
@@ -162,7 +173,7 @@ def make_trackable(
     if owner is not None:
         fields.setdefault("activated_utc", fields.get("created_utc"))
     trackable = Trackable(
-        owner_user_id=owner.id if owner else None,
+        owner_user_id=key(owner) if owner else None,
         public_code=public_code or f"LN-T{number:05d}",
         name=fields.pop("name", f"Trackable {number}"),
         **fields,
@@ -183,13 +194,13 @@ def make_trackable(
             )
         )
     db.session.commit()
-    _TRACKABLE_CODES[trackable.id] = (secret, token)
+    _TRACKABLE_CODES[key(trackable)] = (secret, token)
     return trackable
 
 
 def codes_of(trackable: Trackable) -> tuple[str, str]:
     """The (secret code, QR token) make_trackable stored for this trackable."""
-    return _TRACKABLE_CODES[trackable.id]
+    return _TRACKABLE_CODES[key(trackable)]
 
 
 def make_group(owner: User | None = None, **fields: Any) -> Any:
@@ -201,7 +212,7 @@ def make_group(owner: User | None = None, **fields: Any) -> Any:
     group = TrackableGroup(
         name=name,
         slug=fields.pop("slug", name.lower().replace(" ", "_")),
-        owner_user_id=owner.id if owner else None,
+        owner_user_id=key(owner) if owner else None,
         **fields,
     )
     db.session.add(group)
@@ -221,7 +232,7 @@ def attach_trackable(note: Note, trackable: Trackable | None = None) -> Trackabl
 
 def unlock_trackable(user: User, trackable: Trackable) -> TrackableUnlock:
     """Record that a signed-in user unlocked the trackable (stored on the account)."""
-    unlock = TrackableUnlock(user_id=user.id, trackable_id=trackable.id)
+    unlock = TrackableUnlock(user_id=key(user), trackable_id=key(trackable))
     db.session.add(unlock)
     db.session.commit()
     return unlock
@@ -231,7 +242,7 @@ def make_comment(
     note: Note, author: User | None = None, body: str = "Nice spot", **fields: Any
 ) -> NoteComment:
     comment = NoteComment(
-        note_id=note.id, author_user_id=(author or make_user()).id, body=body, **fields
+        note_id=key(note), author_user_id=key(author or make_user()), body=body, **fields
     )
     db.session.add(comment)
     db.session.commit()
@@ -259,12 +270,12 @@ def make_team(
     db.session.flush()
     db.session.add(
         TeamMembership(
-            team_id=team.id, user_id=admin.id, status=MembershipStatus.MEMBER, is_admin=True
+            team_id=team.id, user_id=key(admin), status=MembershipStatus.MEMBER, is_admin=True
         )
     )
     for member in members:
         db.session.add(
-            TeamMembership(team_id=team.id, user_id=member.id, status=MembershipStatus.MEMBER)
+            TeamMembership(team_id=team.id, user_id=key(member), status=MembershipStatus.MEMBER)
         )
     db.session.commit()
     return team
@@ -277,8 +288,8 @@ def make_membership(
     from app.models.team import MembershipStatus, TeamMembership
 
     membership = TeamMembership(
-        team_id=team.id,
-        user_id=(user or make_user()).id,
+        team_id=key(team),
+        user_id=key(user or make_user()),
         status=status or MembershipStatus.MEMBER,
         **fields,
     )
@@ -295,9 +306,9 @@ def make_invite_link(
     from app.services.teams.invite_links import new_code
 
     link = TeamInviteLink(
-        team_id=team.id,
+        team_id=key(team),
         code=fields.pop("code", new_code()),
-        created_by_user_id=creator.id,
+        created_by_user_id=key(creator),
         is_single_use=is_single_use,
         **fields,
     )

@@ -55,7 +55,7 @@ def test_stops_saved_before_get_their_place_ids(empty_database_url, tmp_path):
         # The item made by today's models, then the schema taken back to the revision before
         # (the item's row stays); the stops as that revision wrote them.
         upgrade(directory=str(MIGRATIONS))
-        trackable = make_trackable(make_user("olga"))
+        trackable_id = make_trackable(make_user("olga")).id
         db.session.remove()
         downgrade(directory=str(MIGRATIONS), revision=BEFORE)
         with db.engine.begin() as connection:
@@ -63,7 +63,7 @@ def test_stops_saved_before_get_their_place_ids(empty_database_url, tmp_path):
                 connection.execute(
                     stops.insert().values(
                         id=uuid.uuid4(),
-                        trackable_id=trackable.id,
+                        trackable_id=trackable_id,
                         coordinate_id=uuid.uuid4(),
                         latitude=latitude,
                         longitude=longitude,

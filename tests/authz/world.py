@@ -240,32 +240,34 @@ def build_world(app: Flask, state_kind: str | None, state: str) -> World:
         group = make_group(owner)
         empty_category = make_category(owner)
         empty_team_category = make_category(team_id=team.id)
-    world.secrets.update(
-        gate=codes_of(gate)[0],
-        trackable=codes_of(trackable)[0],
-        trackable_qr=codes_of(trackable)[1],
-        unactivated=codes_of(unactivated)[0],
-    )
-    world.ids.update(
-        note=str(note.id),
-        category=str(category.id),
-        team=str(team.id),
-        team_name=team.name,
-        team_slug=team.slug,
-        team_category=str(team_category.id),
-        team_note=str(team_note.id),
-        owner_membership=str(owner_membership.id),
-        empty_category=str(empty_category.id),
-        empty_team_category=str(empty_team_category.id),
-        invite_link=str(link.id),
-        invite_code=link.code,
-        owner_name=owner.user_name,
-        owner_id=str(owner.id),
-        trackable=str(trackable.id),
-        unactivated=str(unactivated.id),
-        gate=str(gate.id),
-        group=str(group.id),
-    )
+        # Read before the world is committed: the commit expires every row, and each read
+        # after it would load its row again.
+        world.secrets.update(
+            gate=codes_of(gate)[0],
+            trackable=codes_of(trackable)[0],
+            trackable_qr=codes_of(trackable)[1],
+            unactivated=codes_of(unactivated)[0],
+        )
+        world.ids.update(
+            note=str(note.id),
+            category=str(category.id),
+            team=str(team.id),
+            team_name=team.name,
+            team_slug=team.slug,
+            team_category=str(team_category.id),
+            team_note=str(team_note.id),
+            owner_membership=str(owner_membership.id),
+            empty_category=str(empty_category.id),
+            empty_team_category=str(empty_team_category.id),
+            invite_link=str(link.id),
+            invite_code=link.code,
+            owner_name=owner.user_name,
+            owner_id=str(owner.id),
+            trackable=str(trackable.id),
+            unactivated=str(unactivated.id),
+            gate=str(gate.id),
+            group=str(group.id),
+        )
     # This client unlocks the gate with its secret code; the owner, signed in, unlocks the
     # unactivated trackable (which lets them activate it).
     for caller, code in (("unlocked", "gate"), ("owner", "unactivated")):
