@@ -7,15 +7,22 @@ import logging
 import pytest
 
 from app.platform.logs import JsonFormatter, RedactingFormatter, redact, redact_unmatched
-from tests.conftest import make_test_app
+from tests.conftest import serve_test_app
+
+PROBE: list[str] = []  # what the probe route logs: a format and its arguments
+
+
+def add_probe_route(app):
+    @app.get("/api/probe-log")
+    def probe_log():
+        logging.getLogger("app.probe").warning(*PROBE)
+        return {}
 
 
 @pytest.fixture
-def app(database_url, tmp_path):
-    """An app of this module's own: a test adds a route to it."""
-    app = make_test_app(database_url, tmp_path)
-    with app.app_context():
-        yield app
+def app(database_url, tmp_path, tmp_path_factory):
+    """The worker's app with this module's probe route, which logs what PROBE holds."""
+    yield from serve_test_app(database_url, tmp_path, tmp_path_factory, {}, add_probe_route)
 
 
 @pytest.mark.parametrize(
@@ -57,11 +64,7 @@ def test_secrets_are_redacted(line, expected):
 
 
 def test_app_log_lines_carry_the_request_id(app, api, caplog):
-    @app.get("/api/probe-log")
-    def probe_log():
-        logging.getLogger("app.probe").warning("visiting /trackable/LNSECRET11")
-        return {}
-
+    PROBE[:] = ["visiting /trackable/LNSECRET11"]
     with caplog.at_level(logging.WARNING, logger="app"):
         api.get("/api/probe-log", headers={"X-Request-ID": "rid-42"})
     record = next(r for r in caplog.records if r.name == "app.probe")
@@ -105,11 +108,7 @@ def test_a_redacted_encoded_path_stays_one_printable_token():
 
 @pytest.mark.parametrize("line", ENCODED_SECRETS)
 def test_app_log_lines_redact_percent_encoded_secrets(app, api, caplog, line):
-    @app.get("/api/probe-log")
-    def probe_log():
-        logging.getLogger("app.probe").warning("request %s", line)
-        return {}
-
+    PROBE[:] = ["request %s", line]
     with caplog.at_level(logging.WARNING, logger="app"):
         api.get("/api/probe-log")
     record = next(r for r in caplog.records if r.name == "app.probe")
