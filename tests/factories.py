@@ -122,7 +122,34 @@ def make_note(
     last_activity_utc: datetime | None = None,
     **fields: Any,
 ) -> Note:
-    """A note (private unless told); its category is made in the owner's (or team's) tree."""
+    """A note (private unless told); its category is made in the owner's (or team's) tree.
+    What it makes is committed once: each commit also takes a stamp of the sync clock."""
+    with one_commit():
+        return _make_note(
+            owner,
+            category=category,
+            title=title,
+            visibility=visibility,
+            latitude=latitude,
+            longitude=longitude,
+            team_id=team_id,
+            last_activity_utc=last_activity_utc,
+            **fields,
+        )
+
+
+def _make_note(
+    owner: User | None,
+    *,
+    category: Category | None,
+    title: str | None,
+    visibility: NoteVisibility,
+    latitude: float | None,
+    longitude: float | None,
+    team_id: Any,
+    last_activity_utc: datetime | None,
+    **fields: Any,
+) -> Note:
     from app.services.notes.notes import refresh_discoverability
 
     owner = owner or make_user()
