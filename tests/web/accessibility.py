@@ -82,7 +82,9 @@ def describe(violations: list[dict[str, Any]]) -> str:
 
 def check_accessibility(page: Any, where: str = "", *, javascript: bool = True) -> None:
     """Fail on any serious or critical axe-core violation on the page; `javascript`
-    False for a context that turned scripting off."""
+    False for a context that turned scripting off. A click that submits a form has
+    started the next page, not loaded it: axe waits for its load."""
+    page.wait_for_load_state("load")
     found = axe_violations(page, javascript=javascript)
     failing = [violation for violation in found if violation["impact"] in FAILING_IMPACTS]
     assert not failing, f"axe-core on {where or page.url}:\n{describe(failing)}"
