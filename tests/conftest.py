@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import itertools
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -245,16 +246,16 @@ def _shared_app(
     return _apps[key]
 
 
-def _reset_app(app: Flask, tmp_path: Path) -> None:
+def _reset_app(app: Flask, root: Path) -> None:
     from app.extensions import limiter
 
     config, extensions = _pristine[id(app)]
     app.config.clear()
     app.config.update(config)
     app.config.update(
-        IMAGE_ROOT=tmp_path / "images",
-        EXPORT_ROOT=tmp_path / "exports",
-        MAP_TILE_ROOT=tmp_path / "tiles",
+        IMAGE_ROOT=root / "images",
+        EXPORT_ROOT=root / "exports",
+        MAP_TILE_ROOT=root / "tiles",
     )
     app.extensions.clear()  # the mail outbox, hooks a test replaced
     app.extensions.update(extensions)
@@ -267,16 +268,24 @@ def _reset_app(app: Flask, tmp_path: Path) -> None:
 @pytest.fixture
 def app(
     database_url: str,
-    tmp_path: Path,
     tmp_path_factory: pytest.TempPathFactory,
     app_overrides: dict[str, Any],
 ) -> Iterator[Flask]:
-    yield from serve_test_app(database_url, tmp_path, tmp_path_factory, app_overrides)
+    yield from serve_test_app(database_url, tmp_path_factory, app_overrides)
+
+
+_test_numbers = itertools.count()
+
+
+def _files_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this test's app keeps its files: named, not made, as most tests store none.
+    (pytest's `tmp_path` makes a directory each time, numbered by listing the ones before
+    it, which grows with every test a worker has run.)"""
+    return tmp_path_factory.getbasetemp() / "app-files" / str(next(_test_numbers))
 
 
 def serve_test_app(
     database_url: str,
-    tmp_path: Path,
     tmp_path_factory: pytest.TempPathFactory,
     overrides: dict[str, Any],
     extend: Callable[[Flask], None] | None = None,
@@ -293,7 +302,7 @@ def serve_test_app(
         with previous.app_context():
             db.engine.dispose()
     _in_use[:] = [app]
-    _reset_app(app, tmp_path)
+    _reset_app(app, _files_root(tmp_path_factory))
     with app.app_context():
         try:
             yield app

@@ -63,9 +63,9 @@ def register_probe(app: Flask) -> None:
 
 
 @pytest.fixture
-def app(database_url, tmp_path, tmp_path_factory):
+def app(database_url, tmp_path_factory):
     yield from serve_test_app(
-        database_url, tmp_path, tmp_path_factory, {"MAX_CONTENT_LENGTH": 10_000}, register_probe
+        database_url, tmp_path_factory, {"MAX_CONTENT_LENGTH": 10_000}, register_probe
     )
 
 

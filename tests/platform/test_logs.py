@@ -20,9 +20,9 @@ def add_probe_route(app):
 
 
 @pytest.fixture
-def app(database_url, tmp_path, tmp_path_factory):
+def app(database_url, tmp_path_factory):
     """The worker's app with this module's probe route, which logs what PROBE holds."""
-    yield from serve_test_app(database_url, tmp_path, tmp_path_factory, {}, add_probe_route)
+    yield from serve_test_app(database_url, tmp_path_factory, {}, add_probe_route)
 
 
 @pytest.mark.parametrize(

@@ -34,8 +34,8 @@ def register_failing(app: Flask) -> None:
 
 
 @pytest.fixture
-def app(database_url, tmp_path, tmp_path_factory):
-    yield from serve_test_app(database_url, tmp_path, tmp_path_factory, {}, register_failing)
+def app(database_url, tmp_path_factory):
+    yield from serve_test_app(database_url, tmp_path_factory, {}, register_failing)
 
 
 def ticket_of_a_500(api, path="/api/compliance-probe/boom"):
