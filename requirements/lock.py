@@ -58,7 +58,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as temp:
         for extra in EXTRAS:
             full = Path(temp) / f"{extra}.txt"
-            full.write_text((HERE / "runtime.txt").read_text())  # keep runtime's pins
+            # Keep runtime's pins and, unless upgrading, the extra's own.
+            kept = "" if upgrade else (HERE / f"{extra}.txt").read_text()
+            full.write_text((HERE / "runtime.txt").read_text() + kept)
             compile_set(SETS[extra], full, upgrade=False)
             added = {k: v for k, v in blocks(full.read_text()).items() if k not in runtime}
             header = f"# The `{extra}` extra: what it adds to runtime.txt (install both).\n"
