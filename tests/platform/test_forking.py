@@ -90,7 +90,9 @@ def test_the_master_keeps_no_database_connection_for_its_workers(database_url, t
 @pytest.mark.processes
 def test_a_reload_under_load_answers_every_request_without_a_gap(database_url, tmp_path):
     """HUP, as the web unit's ExecReload sends it: new workers fork from the master's app
-    and the old ones finish their requests; every request is answered, none waits."""
+    and the old ones finish their requests; every request is answered, and no pause between
+    answers is much longer than the same load's longest one without a reload (measured just
+    before: the machine's own stalls, under coverage or a busy CI, are not the reload's)."""
     settings = {
         "APP_ENV": "testing",
         "DATABASE_URL": database_url,
@@ -112,21 +114,30 @@ def test_a_reload_under_load_answers_every_request_without_a_gap(database_url, t
             except OSError as error:
                 failures.append(repr(error))
 
+    def longest_pause(start: float, end: float) -> float:
+        times = sorted(moment for moment in answered if start <= moment <= end)
+        assert len(times) > 20, len(times)
+        return max(later - earlier for earlier, later in itertools.pairwise(times))
+
     with gunicorn_master(settings) as (port, server):
         clients = [threading.Thread(target=client, args=(port,)) for _ in range(4)]
         for thread in clients:
             thread.start()
         try:
+            time.sleep(0.3)  # the clients under way
+            calm_started = time.monotonic()
+            time.sleep(1.5)
+            reloads_started = time.monotonic()
             for _ in range(3):
                 time.sleep(0.7)
                 server.send_signal(signal.SIGHUP)
             time.sleep(1.0)
+            reloads_ended = time.monotonic()
         finally:
             stop.set()
             for thread in clients:
                 thread.join()
     assert failures == []
-    answered.sort()
-    gaps = [later - earlier for earlier, later in itertools.pairwise(answered)]
-    assert len(answered) > 50
-    assert max(gaps) < 0.5, max(gaps)
+    calm = longest_pause(calm_started, reloads_started)
+    during_reloads = longest_pause(reloads_started, reloads_ended)
+    assert during_reloads < 0.5 + 2 * calm, (during_reloads, calm)
