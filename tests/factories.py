@@ -23,6 +23,22 @@ DEFAULT_PASSWORD = "correct-horse-battery-9"
 _HASH_CACHE: dict[str, str] = {}
 
 
+@contextmanager
+def one_commit() -> Iterator[None]:
+    """The factories commit after each object; while the world is built, a commit is a
+    flush, and the world is committed once at the end (several times faster)."""
+    session = db.session
+    if "commit" in vars(session):  # inside another one_commit: that one commits
+        yield
+        return
+    session.commit = session.flush  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del session.commit
+    db.session.commit()
+
+
 def _hash(password: str) -> str:
     # Argon2id is deliberately slow; tests reuse one hash per password.
     if password not in _HASH_CACHE:
@@ -110,6 +126,7 @@ def make_category(
     return category
 
 
+@one_commit()  # a contextmanager decorates too: a fresh one for each call
 def make_note(
     owner: User | None = None,
     *,
@@ -124,32 +141,6 @@ def make_note(
 ) -> Note:
     """A note (private unless told); its category is made in the owner's (or team's) tree.
     What it makes is committed once: each commit also takes a stamp of the sync clock."""
-    with one_commit():
-        return _make_note(
-            owner,
-            category=category,
-            title=title,
-            visibility=visibility,
-            latitude=latitude,
-            longitude=longitude,
-            team_id=team_id,
-            last_activity_utc=last_activity_utc,
-            **fields,
-        )
-
-
-def _make_note(
-    owner: User | None,
-    *,
-    category: Category | None,
-    title: str | None,
-    visibility: NoteVisibility,
-    latitude: float | None,
-    longitude: float | None,
-    team_id: Any,
-    last_activity_utc: datetime | None,
-    **fields: Any,
-) -> Note:
     from app.services.notes.notes import refresh_discoverability
 
     owner = owner or make_user()
@@ -358,19 +349,3 @@ def count_rows(model: Any, *where: Any) -> int:
     from sqlalchemy import func, select
 
     return db.session.scalar(select(func.count()).select_from(model).where(*where)) or 0
-
-
-@contextmanager
-def one_commit() -> Iterator[None]:
-    """The factories commit after each object; while the world is built, a commit is a
-    flush, and the world is committed once at the end (several times faster)."""
-    session = db.session
-    if "commit" in vars(session):  # inside another one_commit: that one commits
-        yield
-        return
-    session.commit = session.flush  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        del session.commit
-    db.session.commit()
