@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import uuid
 from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
 from typing import Any
 
 from flask import Flask
@@ -21,6 +22,7 @@ from app.auth import issue_access_token
 from app.extensions import db
 from app.models.enums import NoteVisibility
 from app.models.team import MembershipStatus, PageVisibility
+from app.models.user import User
 from tests.factories import (
     attach_trackable,
     codes_of,
@@ -34,6 +36,7 @@ from tests.factories import (
     make_user,
     one_commit,
 )
+from tests.snapshots import Snapshot, put_back, take
 
 # `anonymous`; `owner` (made the object: the note's author, the category's, trackable's,
 # group's, comment's, report's owner; the subject of a membership answer; a plain member of
@@ -68,7 +71,20 @@ class World:
     clients: dict[str, FlaskClient] = field(default_factory=dict)
     ids: dict[str, str] = field(default_factory=dict)
     secrets: dict[str, str] = field(default_factory=dict)
-    team_of_the_world: Any = None
+    page: PageVisibility = PageVisibility.PUBLIC
+    # The Set-Cookie headers each caller's client was sent while the world was built.
+    cookies: dict[str, list[str]] = field(default_factory=dict)
+
+    def team_of_the_world(self) -> Any:
+        """A team of the world: the admin and the member in it, the former admin gone,
+        leaving an invite link made while admin."""
+        users = self.users
+        with one_commit():
+            team = make_team(users["admin"], members=(users["member"],), page_visibility=self.page)
+            former = make_membership(team, users["former_admin"], is_admin=True)
+            make_invite_link(team, users["former_admin"])
+            db.session.delete(former)
+        return team
 
     def headers(self, caller: str) -> dict[str, str]:
         user = self.users.get(caller)
@@ -193,29 +209,64 @@ def tiny_jpeg() -> bytes:
     return buffer.getvalue()
 
 
+# Each state's world, built once per worker: its rows, and the world as built (before any
+# object made lazily), put back for every later request of that state (tests/snapshots.py).
+_BUILT: dict[tuple[str | None, str], tuple[Snapshot, World]] = {}
+
+
 def build_world(app: Flask, state_kind: str | None, state: str) -> World:
+    """A world in `state` as new: built the first time, its rows put back after."""
+    key = (state_kind, state)
+    if key not in _BUILT:
+        world = _build(app, state_kind, state)
+        _BUILT[key] = take(), _as_built(world)
+        return world
+    snapshot, built = _BUILT[key]
+    put_back(snapshot)
+    return _again(app, built)
+
+
+def _as_built(world: World) -> World:
+    ids = {caller: user.id for caller, user in world.users.items()}
+    return World(
+        app=world.app,
+        users=ids,
+        ids=dict(world.ids),
+        secrets=dict(world.secrets),
+        page=world.page,
+        cookies={caller: list(headers) for caller, headers in world.cookies.items()},
+    )
+
+
+def _again(app: Flask, built: World) -> World:
+    """A world of the rows just put back: its users read again, new clients carrying the
+    cookies the first clients were sent."""
+    world = World(
+        app,
+        users={caller: db.session.get(User, user_id) for caller, user_id in built.users.items()},
+        ids=dict(built.ids),
+        secrets=dict(built.secrets),
+        page=built.page,
+    )
+    for caller in CALLERS:
+        client = world.clients[caller] = app.test_client()
+        for header in built.cookies.get(caller, ()):
+            for name, morsel in SimpleCookie(header).items():
+                client.set_cookie(name, morsel.value, path=morsel["path"] or "/")
+    return world
+
+
+def _build(app: Flask, state_kind: str | None, state: str) -> World:
     note_visibility = NOTE_STATES[state] if state_kind == "note" else NoteVisibility.PUBLIC
     page = TEAM_STATES[state] if state_kind == "team" else PageVisibility.PUBLIC
-    world = World(app)
+    world = World(app, page=page)
     users = world.users
-    for caller in CALLERS:
-        world.clients[caller] = app.test_client()
-
-    def team_of_the_world(**fields: Any) -> Any:
-        with one_commit():
-            team = make_team(users["admin"], members=(users["member"],), page_visibility=page)
-            former = make_membership(team, users["former_admin"], is_admin=True)
-            make_invite_link(team, users["former_admin"])
-            db.session.delete(former)
-        return team
-
-    world.team_of_the_world = team_of_the_world
     with one_commit():
         for caller in ("owner", "stranger", "member", "admin", "former_admin"):
             users[caller] = make_user()
         users["superadmin"] = make_user(is_superadmin=True)
         owner = users["owner"]
-        team = team_of_the_world()
+        team = world.team_of_the_world()
         owner_membership = make_membership(team, owner)
         link = make_invite_link(team, users["admin"])
         category = make_category(owner)
@@ -270,9 +321,12 @@ def build_world(app: Flask, state_kind: str | None, state: str) -> World:
         )
     # This client unlocks the gate with its secret code; the owner, signed in, unlocks the
     # unactivated trackable (which lets them activate it).
+    for caller in CALLERS:
+        world.clients[caller] = app.test_client()
     for caller, code in (("unlocked", "gate"), ("owner", "unactivated")):
         response = world.request(
             caller, "POST", "/api/trackables/lookup", json={"code": world.secrets[code]}
         )
         assert response.status_code == 200, response.get_data(as_text=True)
+        world.cookies.setdefault(caller, []).extend(response.headers.getlist("Set-Cookie"))
     return world

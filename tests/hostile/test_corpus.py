@@ -2,8 +2,9 @@
 each case is refused with a documented status as problem+json with a registered `code`,
 and none is a 5xx.
 
-One test per area; each operation's cases run in a row on a small world of objects of its
-own, so a case aims at things that exist. A failure lists every case that failed."""
+One test per area; each operation's cases run in a row on a small world of objects, as
+new for each operation (built once, then put back: tests/snapshots.py), so a case aims at
+things that exist. A failure lists every case that failed."""
 
 from __future__ import annotations
 
@@ -29,13 +30,31 @@ from tests.factories import (
 )
 from tests.hostile.conftest import all_operations
 from tests.hostile.corpus import Case, Operation, cases_for, url_for_case
+from tests.snapshots import Snapshot, put_back, take
 
 OPERATIONS = all_operations()
 MIN_CASES = 15
 
 
+# The world's rows, its owner's id and its path values, once built in this worker.
+_BUILT: list[tuple[Snapshot, uuid.UUID, dict[str, str]]] = []
+
+
 def world() -> tuple[Any, dict[str, str]]:
-    """A signed-in user's objects, named as the document names its path parameters."""
+    """A signed-in user's objects as new, named as the document names its path parameters:
+    built the first time, its rows put back after."""
+    from app.models.user import User
+
+    if not _BUILT:
+        owner, path_values = _build()
+        _BUILT.append((take(), owner.id, path_values))
+        return owner, dict(path_values)
+    snapshot, owner_id, path_values = _BUILT[0]
+    put_back(snapshot)
+    return db.session.get(User, owner_id), dict(path_values)
+
+
+def _build() -> tuple[Any, dict[str, str]]:
     owner = make_user()
     other = make_user()
     team = make_team(owner, members=(other,))
