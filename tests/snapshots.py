@@ -12,7 +12,12 @@ from typing import Any
 from sqlalchemy import Table, select
 
 from app.extensions import db
-from tests.conftest import _child_tables_first, _empty_all_tables, _with_rows
+from tests.conftest import (
+    _child_tables_first,
+    _empty_all_tables,
+    tables_with_rows,
+    without_key_checks,
+)
 
 
 @dataclass(frozen=True)
@@ -25,8 +30,8 @@ class Snapshot:
 def take() -> Snapshot:
     """The committed rows of the database now."""
     db.session.commit()
+    written = tables_with_rows()
     connection = db.session.connection()
-    written = {index for (index,) in connection.exec_driver_sql(_with_rows(connection.dialect))}
     tables = [table for index, table in enumerate(_child_tables_first()) if index in written]
     rows = tuple(
         (table, tuple(dict(row) for row in connection.execute(select(table)).mappings()))
@@ -41,6 +46,7 @@ def put_back(snapshot: Snapshot) -> None:
     snapshot's rows written again; every object the session held is read again."""
     db.session.rollback()
     _empty_all_tables()
+    without_key_checks()
     for table, rows in snapshot.tables:
         db.session.execute(table.insert(), list(rows))
     db.session.commit()
