@@ -508,10 +508,13 @@ def test_a_request_without_limit_answers_as_before(listed):
     assert len(response.get_json()) == ROWS
 
 
-@pytest.mark.parametrize("limit", ["0", "-1", "101", "abc", "1.5", ""])
-def test_a_bad_limit_is_400_naming_it(listed, limit):
-    body = assert_problem(listed.client.get(with_query(listed.url, limit=limit)), 400)
-    assert "limit" in body["errors"]
+def test_a_bad_limit_is_400_naming_it(listed):
+    # Every bad value on one list's rows: its requests change nothing, and building the
+    # list again for each value cost six times as much.
+    for limit in ("0", "-1", "101", "abc", "1.5", ""):
+        response = listed.client.get(with_query(listed.url, limit=limit))
+        assert response.status_code == 400, f"limit={limit!r}: {response.status_code}"
+        assert "limit" in assert_problem(response, 400)["errors"], limit
 
 
 def test_a_tampered_or_foreign_cursor_is_400_naming_it(listed, app):
