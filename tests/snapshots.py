@@ -6,8 +6,9 @@ is not a row (a client's cookies, a file) is the caller's to keep."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Table, select
 
@@ -18,6 +19,8 @@ from tests.conftest import (
     tables_with_rows,
     without_key_checks,
 )
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -50,3 +53,19 @@ def put_back(snapshot: Snapshot) -> None:
     for table, rows in snapshot.tables:
         db.session.execute(table.insert(), list(rows))
     db.session.commit()
+
+
+_kept: dict[str, tuple[Snapshot, Any]] = {}
+
+
+def kept(name: str, build: Callable[[], T]) -> T:
+    """The rows `build()` writes, as new, and the value it returns (keys and codes, not
+    row objects, which outlive no session; the caller copies what it changes): built the
+    first time in this worker, its snapshot put back after."""
+    if name not in _kept:
+        value = build()
+        _kept[name] = take(), value
+        return value
+    snapshot, value = _kept[name]
+    put_back(snapshot)
+    return value

@@ -36,7 +36,7 @@ from tests.factories import (
     make_user,
     one_commit,
 )
-from tests.snapshots import Snapshot, put_back, take
+from tests.snapshots import kept
 
 # `anonymous`; `owner` (made the object: the note's author, the category's, trackable's,
 # group's, comment's, report's owner; the subject of a membership answer; a plain member of
@@ -209,20 +209,10 @@ def tiny_jpeg() -> bytes:
     return buffer.getvalue()
 
 
-# Each state's world, built once per worker: its rows, and the world as built (before any
-# object made lazily), put back for every later request of that state (tests/snapshots.py).
-_BUILT: dict[tuple[str | None, str], tuple[Snapshot, World]] = {}
-
-
 def build_world(app: Flask, state_kind: str | None, state: str) -> World:
-    """A world in `state` as new: built the first time, its rows put back after."""
-    key = (state_kind, state)
-    if key not in _BUILT:
-        world = _build(app, state_kind, state)
-        _BUILT[key] = take(), _as_built(world)
-        return world
-    snapshot, built = _BUILT[key]
-    put_back(snapshot)
+    """A world in `state` as new: built the first time in this worker, its rows put back
+    after (tests/snapshots.py)."""
+    built = kept(f"authz {state_kind} {state}", lambda: _as_built(_build(app, state_kind, state)))
     return _again(app, built)
 
 

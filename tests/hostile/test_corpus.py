@@ -30,31 +30,22 @@ from tests.factories import (
 )
 from tests.hostile.conftest import all_operations
 from tests.hostile.corpus import Case, Operation, cases_for, url_for_case
-from tests.snapshots import Snapshot, put_back, take
+from tests.snapshots import kept
 
 OPERATIONS = all_operations()
 MIN_CASES = 15
 
 
-# The world's rows, its owner's id and its path values, once built in this worker.
-_BUILT: list[tuple[Snapshot, uuid.UUID, dict[str, str]]] = []
-
-
 def world() -> tuple[Any, dict[str, str]]:
     """A signed-in user's objects as new, named as the document names its path parameters:
-    built the first time, its rows put back after."""
+    built the first time in this worker, its rows put back after (tests/snapshots.py)."""
     from app.models.user import User
 
-    if not _BUILT:
-        owner, path_values = _build()
-        _BUILT.append((take(), owner.id, path_values))
-        return owner, dict(path_values)
-    snapshot, owner_id, path_values = _BUILT[0]
-    put_back(snapshot)
+    owner_id, path_values = kept("hostile corpus", _build)
     return db.session.get(User, owner_id), dict(path_values)
 
 
-def _build() -> tuple[Any, dict[str, str]]:
+def _build() -> tuple[uuid.UUID, dict[str, str]]:
     owner = make_user()
     other = make_user()
     team = make_team(owner, members=(other,))
@@ -75,7 +66,7 @@ def _build() -> tuple[Any, dict[str, str]]:
     )
     db.session.add_all([comment, stop])
     db.session.commit()
-    return owner, {
+    return owner.id, {
         "noteId": str(note.id),
         "categoryId": str(category.id),
         "teamId": str(team.id),

@@ -13,8 +13,10 @@ from app.extensions import db
 from app.models.enums import CommentPolicy, NoteVisibility
 from app.models.note import Note
 from app.models.team import TeamRole
+from app.models.user import User
 from app.policies import notes as note_policy
 from tests.factories import attach_trackable, make_note, make_user, one_commit, unlock_trackable
+from tests.snapshots import kept
 
 PRIVATE = NoteVisibility.PRIVATE
 PUBLIC = NoteVisibility.PUBLIC
@@ -48,8 +50,26 @@ DISCOVERABLE = {"public", "gated_without_trackables", "team_public"}
 
 @pytest.fixture
 def world(app):
+    """The notes and their viewers, as new for each case: built once in this worker, its
+    rows put back after (tests/snapshots.py)."""
+    note_ids, user_ids = kept("note visibility table", build_world)
+    notes = {name: db.session.get(Note, note_id) for name, note_id in note_ids.items()}
+    owner, stranger, unlocker, member, admin = (db.session.get(User, key) for key in user_ids)
+    viewers = {
+        "anonymous": build_viewer(None),
+        "owner": build_viewer(owner),
+        "stranger": build_viewer(stranger),
+        # the account-stored unlock reaches the Viewer through the registered viewer part
+        "unlocked": build_viewer(unlocker),
+        "team_member": build_viewer(member, team_roles={TEAM_ID: TeamRole.MEMBER}),
+        "team_admin": build_viewer(admin, team_roles={TEAM_ID: TeamRole.ADMIN}),
+    }
+    return notes, viewers
+
+
+def build_world() -> tuple[dict[str, uuid.UUID], tuple[uuid.UUID, ...]]:
     with one_commit():  # the world in one transaction
-        owner, stranger, unlocker, member, admin = (make_user() for _ in range(5))
+        users = owner, _stranger, unlocker, _member, _admin = tuple(make_user() for _ in range(5))
         notes = {
             "private": make_note(owner, visibility=PRIVATE),
             "public": make_note(owner, visibility=PUBLIC),
@@ -68,16 +88,8 @@ def world(app):
         attach_trackable(notes["private_with_unlocked_trackable"], unlocked)
         attach_trackable(notes["team_gated_with_trackables"], unlocked)
         unlock_trackable(unlocker, unlocked)
-    viewers = {
-        "anonymous": build_viewer(None),
-        "owner": build_viewer(owner),
-        "stranger": build_viewer(stranger),
-        # the account-stored unlock reaches the Viewer through the registered viewer part
-        "unlocked": build_viewer(unlocker),
-        "team_member": build_viewer(member, team_roles={TEAM_ID: TeamRole.MEMBER}),
-        "team_admin": build_viewer(admin, team_roles={TEAM_ID: TeamRole.ADMIN}),
-    }
-    return notes, viewers
+        ids = {name: note.id for name, note in notes.items()}, tuple(user.id for user in users)
+    return ids
 
 
 def test_viewer_part_fills_account_unlocks(world):
