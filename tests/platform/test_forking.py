@@ -91,8 +91,10 @@ def test_the_master_keeps_no_database_connection_for_its_workers(database_url, t
 def test_a_reload_under_load_answers_every_request_without_a_gap(database_url, tmp_path):
     """HUP, as the web unit's ExecReload sends it: new workers fork from the master's app
     and the old ones finish their requests; every request is answered, and no pause between
-    answers is much longer than the same load's longest one without a reload (measured just
-    before: the machine's own stalls, under coverage or a busy CI, are not the reload's)."""
+    answers comes near the defect's: each new worker making the app before answering left
+    5.6 s unanswered (bench/README.md). The bound is 1.5 s plus twice the same load's
+    longest pause without a reload, measured just before; under coverage in CI's busy
+    PostgreSQL leg a slow machine's own stalls reached 0.64 s across the reloads."""
     settings = {
         "APP_ENV": "testing",
         "DATABASE_URL": database_url,
@@ -140,4 +142,4 @@ def test_a_reload_under_load_answers_every_request_without_a_gap(database_url, t
     assert failures == []
     calm = longest_pause(calm_started, reloads_started)
     during_reloads = longest_pause(reloads_started, reloads_ended)
-    assert during_reloads < 0.5 + 2 * calm, (during_reloads, calm)
+    assert during_reloads < 1.5 + 2 * calm, (during_reloads, calm)
