@@ -217,6 +217,8 @@ def build_world(app: Flask, state_kind: str | None, state: str) -> World:
 
 
 def _as_built(world: World) -> World:
+    """What the snapshot keeps besides rows: the world's keys and codes, its users as their
+    ids (row objects outlive no session) and the cookies its clients were sent."""
     ids = {caller: user.id for caller, user in world.users.items()}
     return World(
         app=world.app,
