@@ -73,7 +73,7 @@ ifeq ($(COVERAGE),1)
 endif
 
 # The documentation's screenshots (docs/screenshots/), taken by the browser tests that
-# take them; other runs of those tests write theirs under build/ (needs Debian's chromium).
+# take them; other runs of those tests write theirs under build/ (needs Debian's Chromium).
 screenshots: $(VENV)/.installed
 	UPDATE_SCREENSHOTS=1 $(BIN)/python -m pytest -n 0 -q tests/web/test_browser.py tests/web/test_browser_map.py
 
