@@ -16,7 +16,7 @@ from typing import Any
 import argon2.profiles
 import pytest
 from argon2 import PasswordHasher
-from flask import Flask
+from flask import Config, Flask
 from flask.testing import FlaskClient
 from sqlalchemy import (
     Table,
@@ -36,6 +36,7 @@ from app.extensions import db
 from app.models import Base
 from app.models.user import User
 from app.platform import fast
+from app.platform.application import ServiceApp
 from app.services.identity import passwords
 from config import normalize_database_url
 from tests.heartbeat import Heartbeat
@@ -253,9 +254,35 @@ def app_overrides() -> dict[str, Any]:
 
 # One app per worker and settings: building an app registers every route in the OpenAPI
 # document, which costs far more than a test. What a test can change is put back after it.
+# Settings the factory never reads are not built in: a module that changes only those
+# shares the worker's plain app, and they are applied to it for each of its tests.
 _apps: dict[str, Flask] = {}
 _pristine: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 _in_use: list[Flask] = []  # the app of the test now running, or of the last one
+_read_at_build: set[str] = set()  # the settings the factory read making the plain app
+
+
+def _recording_reads() -> type[Config]:
+    """A Flask `Config` that notes each setting read into `_read_at_build`."""
+
+    class Recording(Config):
+        def __getitem__(self, key: str) -> Any:
+            _read_at_build.add(key)
+            return super().__getitem__(key)
+
+        def __contains__(self, key: object) -> bool:
+            _read_at_build.add(str(key))
+            return super().__contains__(key)
+
+        def get(self, key: str, default: Any = None) -> Any:
+            _read_at_build.add(key)
+            return super().get(key, default)
+
+        def setdefault(self, key: str, default: Any = None) -> Any:
+            _read_at_build.add(key)
+            return super().setdefault(key, default)
+
+    return Recording
 
 
 def _shared_app(
@@ -263,16 +290,38 @@ def _shared_app(
     root: Path,
     overrides: dict[str, Any],
     extend: Callable[[Flask], None] | None = None,
-) -> Flask:
-    key = repr((sorted(overrides.items()), extend and extend.__qualname__))
+) -> tuple[Flask, dict[str, Any]]:
+    """The worker's app for these settings, and the settings to apply for each test."""
+    if not _read_at_build:  # the plain app first, noting what its making reads
+        plain_config = ServiceApp.config_class
+        ServiceApp.config_class = _recording_reads()
+        try:
+            _build_shared_app(repr(([], None)), database_url, root, {}, None)
+        finally:
+            ServiceApp.config_class = plain_config
+        _apps[repr(([], None))].config.__class__ = plain_config  # the tests' reads go unnoted
+    built, per_test = overrides, {}
+    if not overrides.keys() & _read_at_build:
+        built, per_test = {}, overrides
+    key = repr((sorted(built.items()), extend and extend.__qualname__))
     if key not in _apps:
-        app = make_test_app(database_url, root, **overrides)
-        if extend is not None:
-            extend(app)  # a module's own routes, registered once
-        _apps[key] = app
-        _pristine[id(app)] = (dict(app.config), dict(app.extensions))
-        gc.freeze()  # an app lives as long as the worker: no collector pass need walk it
-    return _apps[key]
+        _build_shared_app(key, database_url, root, built, extend)
+    return _apps[key], per_test
+
+
+def _build_shared_app(
+    key: str,
+    database_url: str,
+    root: Path,
+    overrides: dict[str, Any],
+    extend: Callable[[Flask], None] | None,
+) -> None:
+    app = make_test_app(database_url, root, **overrides)
+    if extend is not None:
+        extend(app)  # a module's own routes, registered once
+    _apps[key] = app
+    _pristine[id(app)] = (dict(app.config), dict(app.extensions))
+    gc.freeze()  # an app lives as long as the worker: no collector pass need walk it
 
 
 def _reset_app(app: Flask, root: Path) -> None:
@@ -322,7 +371,7 @@ def serve_test_app(
     """The `app` fixture's body: the worker's app of these settings (made once, with
     `extend` run on it then), reset for this test, in an app context; the tables it wrote
     to emptied after."""
-    app = _shared_app(database_url, tmp_path_factory.getbasetemp(), overrides, extend)
+    app, per_test = _shared_app(database_url, tmp_path_factory.getbasetemp(), overrides, extend)
     # Each kept app has its own pool: the previous test's app closes its connections when
     # another app takes over, so a worker stays at a few, well inside the server's
     # max_connections; tests of one app (a module, mostly) keep theirs open.
@@ -332,6 +381,7 @@ def serve_test_app(
             db.engine.dispose()
     _in_use[:] = [app]
     _reset_app(app, _files_root(tmp_path_factory))
+    app.config.update(per_test)
     with app.app_context():
         try:
             yield app
