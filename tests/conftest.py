@@ -300,6 +300,8 @@ def _shared_app(
         finally:
             ServiceApp.config_class = plain_config
         _apps[repr(([], None))].config.__class__ = plain_config  # the tests' reads go unnoted
+    # A setting the factory reads only when another has some value is read behind that
+    # other one, which the plain app's making reads: a set that changes it is still built.
     built, per_test = overrides, {}
     if not overrides.keys() & _read_at_build:
         built, per_test = {}, overrides
