@@ -370,3 +370,36 @@ def test_readyz_reads_its_backlog_within_the_check_deadline(postgresql_url, tmp_
         db.engine.dispose()
     assert response.status_code == 503, response.get_data(as_text=True)
     assert elapsed < 1.5, elapsed
+
+
+def test_readyz_ends_its_read_within_the_check_deadline(
+    app, proxy, postgresql_url, tmp_path, monkeypatch, heart
+):
+    """The database answers the check and the backlog, then goes silent before the request
+    ends: giving the connection back (its ROLLBACK) waits no longer than the check's own
+    deadline either, and the probe says 503, not 200 after a socket timeout."""
+    from app.platform import jobs
+
+    through_proxy = make_url(postgresql_url).set(host="127.0.0.1", port=proxy.port)
+    served = make_test_app(
+        through_proxy.render_as_string(hide_password=False),
+        tmp_path,
+        DATABASE_SOCKET_TIMEOUT_SECONDS=5.0,
+        DATABASE_CHECK_TIMEOUT_SECONDS=CHECK_SECONDS,
+    )
+    real_backlog = jobs.backlog
+
+    def then_silent(session: Any) -> Any:
+        waiting = real_backlog(session)
+        proxy.black_hole()
+        return waiting
+
+    monkeypatch.setattr(jobs, "backlog", then_silent)
+    started = time.monotonic()
+    response = served.test_client().get("/readyz")
+    ended = time.monotonic()
+    proxy.restore()
+    with served.app_context():
+        db.engine.dispose()
+    assert response.status_code == 503, response.get_data(as_text=True)
+    assert heart.working(started, ended) <= CHECK_SECONDS + 1.0, ended - started

@@ -70,10 +70,15 @@ def check_database(
     """The readiness check: one round trip within DATABASE_CHECK_TIMEOUT_SECONDS (a
     connection opened for it too), through the breaker like any request; then `read`
     (what the probe reports besides), each of its round trips under the same deadline, so
-    a database lost between the two cannot hold the probe for a socket timeout."""
+    a database lost between the two cannot hold the probe for a socket timeout. The read
+    ends here too, under that deadline: left to the request's teardown, giving the
+    connection back (its ROLLBACK) would wait the socket timeout on a database lost since."""
     with answer_within(float(config.get("DATABASE_CHECK_TIMEOUT_SECONDS", 0.5))):
-        session.execute(text("SELECT 1"))
-        return read() if read is not None else None
+        try:
+            session.execute(text("SELECT 1"))
+            return read() if read is not None else None
+        finally:
+            session.rollback()
 
 
 def database_unavailable(error: Exception) -> Response:
