@@ -81,24 +81,48 @@ def gunicorn_serving(
 def gunicorn_master(
     settings: dict[str, str], *, output: Any = None, start_within: float = 90
 ) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """`gunicorn_serving`, yielding its master process too (for the signals a unit sends)."""
-    port = free_port()
-    env = {**os.environ, "WEB_CONCURRENCY": "1", "LOG_LEVEL": "WARNING", **settings}
-    env["PORT"] = str(port)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
-        cwd=ROOT,
-        env=env,
-        stdout=output if output is not None else subprocess.DEVNULL,
-        stderr=subprocess.STDOUT if output is not None else subprocess.DEVNULL,
-    )
+    """`gunicorn_serving`, yielding its master process too (for the signals a unit sends).
+    A free port can be taken again before gunicorn binds it (another test's server, in
+    another worker): `/healthz` then answers from that server, so the port counts as
+    served only once the master holds its listener, and a taken port means a new one."""
+    deadline = time.monotonic() + start_within
+    for _ in range(PORT_ATTEMPTS):
+        port = free_port()
+        env = {**os.environ, "WEB_CONCURRENCY": "1", "LOG_LEVEL": "WARNING", **settings}
+        env["PORT"] = str(port)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
+            cwd=ROOT,
+            env=env,
+            stdout=output if output is not None else subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if output is not None else subprocess.DEVNULL,
+        )
+        try:
+            while not healthy(port):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError("gunicorn did not start")
+                time.sleep(0.2)
+            if holds_listener(process.pid, port):
+                yield port, process
+                return
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    raise AssertionError(f"another server answered on each of {PORT_ATTEMPTS} free ports")
+
+
+PORT_ATTEMPTS = 3
+
+
+def holds_listener(pid: int, port: int) -> bool:
+    """Whether process `pid` holds a socket listening on `port` (this host's /proc)."""
+    listening = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state, inode = (line.split()[i] for i in (1, 3, 9))
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+                listening.add(f"socket:[{inode}]")
     try:
-        deadline = time.monotonic() + start_within
-        while not healthy(port):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("gunicorn did not start")
-            time.sleep(0.2)
-        yield port, process
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+        return any(os.readlink(fd) in listening for fd in Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:  # the process has gone
+        return False
