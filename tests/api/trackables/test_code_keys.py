@@ -5,6 +5,8 @@ looked up through HTTP, on both databases."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from sqlalchemy import select
 
@@ -14,6 +16,7 @@ from app.models.trackable import TrackableCode
 from app.services import trackables
 from tests.conftest import ApiClient, make_test_app
 from tests.factories import make_user
+from tests.racing import BARRIER_SECONDS, LockBarrier, stop_after
 
 OLD = "old-code-key-" + "o" * 40
 NEW = "new-code-key-" + "n" * 40
@@ -175,3 +178,43 @@ def test_a_second_rotation_wraps_codes_of_both_older_generations(printed, databa
     rotate(newest)
     assert all(found(newest, code) for code in codes)
     assert not any(found(rotated, code) for code in codes)
+
+
+def test_two_starts_at_once_on_a_new_database_record_one_key(
+    app, database_url, tmp_path, monkeypatch
+):
+    """The web server and the job worker start at once on a database without a key, each
+    with another key (a mistake): one records its key; the other waits for it, reads it,
+    and is refused. Never a database error, never a key written over another. Each start
+    stops after the read that decides (with the lock, the second waits before it)."""
+    starts = {"web": keyed_app(database_url, tmp_path / "web", OLD)}
+    starts["worker"] = keyed_app(database_url, tmp_path / "worker", NEW)
+    barrier = LockBarrier(2, timeout=BARRIER_SECONDS, database_url=database_url)
+    stop_after(monkeypatch, "app.services.trackables.codes.code_keys._stored_chain", barrier)
+    db.session.commit()
+    together = threading.Barrier(2, timeout=30)
+    outcomes: dict[str, str] = {}
+
+    def start(name: str) -> None:
+        together.wait()
+        started = starts[name]
+        try:
+            in_context(started, lambda: trackables.check_code_keys(settings_of(started)))
+            outcomes[name] = "recorded"
+        except trackables.CodeKeyMismatch:
+            outcomes[name] = "refused"
+        except Exception as error:  # a database error: the race was lost, not decided
+            outcomes[name] = repr(error)
+
+    threads = [threading.Thread(target=start, args=(name,)) for name in starts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(outcomes.values()) == ["recorded", "refused"], outcomes
+    monkeypatch.undo()
+    winner = next(name for name, outcome in outcomes.items() if outcome == "recorded")
+    again = in_context(
+        starts[winner], lambda: trackables.check_code_keys(settings_of(starts[winner]))
+    )
+    assert (again.stored, again.added) == (1, 0)

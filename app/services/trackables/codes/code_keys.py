@@ -18,6 +18,7 @@ from sqlalchemy import func, inspect, select, update
 
 from app.extensions import db
 from app.models.trackable import TrackableCode, TrackableCodeKey
+from app.platform.database import lock_for_write
 from app.services.trackables.codes.formats import CodeSettings, key_fingerprint, wrap
 
 PREVIOUS_SETTING = "TRACKABLE_CODE_KEYS_PREVIOUS"
@@ -40,19 +41,24 @@ def check_code_keys(settings: CodeSettings) -> ChainState | None:
     if not inspect(db.engine).has_table(TrackableCodeKey.__tablename__):
         return None
     configured = [key_fingerprint(key) for key in settings.keys]
-    stored = list(
+    # Processes starting at once (the web server and the job worker, on a new database)
+    # take turns: the second reads the chain the first recorded, and compares with it.
+    lock_for_write(db.session, "trackable-code-keys", reread=False)
+    stored = _stored_chain()
+    if configured[: len(stored)] != stored:
+        raise CodeKeyMismatch(_mismatch(configured, stored))
+    for generation in range(len(stored), len(configured)):
+        db.session.add(TrackableCodeKey(generation=generation, fingerprint=configured[generation]))
+    db.session.commit()
+    return ChainState(stored=len(stored), added=len(configured) - len(stored))
+
+
+def _stored_chain() -> list[str]:
+    return list(
         db.session.scalars(
             select(TrackableCodeKey.fingerprint).order_by(TrackableCodeKey.generation)
         )
     )
-    if configured[: len(stored)] != stored:
-        raise CodeKeyMismatch(_mismatch(configured, stored))
-    for generation in range(len(stored), len(configured)):
-        db.session.merge(
-            TrackableCodeKey(generation=generation, fingerprint=configured[generation])
-        )
-    db.session.commit()
-    return ChainState(stored=len(stored), added=len(configured) - len(stored))
 
 
 def _mismatch(configured: list[str], stored: list[str]) -> str:
