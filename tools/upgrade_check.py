@@ -113,6 +113,23 @@ def migrate(tree: Path, python: Path, env: dict[str, str]) -> None:
         raise SystemExit(f"the migrations of {tree} failed")
 
 
+def first_start(tree: Path, python: Path, env: dict[str, str]) -> None:
+    """The release's app made once, in one process, before its gunicorn starts: that
+    records the code key in the new database. 0.1.0's workers each make the app and race
+    to record it on an empty database; the loser stops gunicorn (fixed since: the master
+    makes the app, and a start that loses that race reads the winner's key)."""
+    result = subprocess.run(
+        [str(python), "-m", "flask", "--app", "wsgi", "routes"],
+        cwd=tree,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        print(result.stdout, result.stderr, sep="\n")
+        raise SystemExit(f"the app of {tree} did not start")
+
+
 class Server:
     """The previous release's gunicorn, as its own configuration starts it."""
 
@@ -166,6 +183,7 @@ def main() -> None:
     python = install(tree)
     env = settings(args.database_url)
     migrate(tree, python, env)
+    first_start(tree, python, env)
     print(f"installed and migrated by {version}: {time.monotonic() - started:.0f} s", flush=True)
     server = Server(tree, python, env, work / "previous-release.log")
     failures: list[str] = []
