@@ -99,10 +99,10 @@ def settings(database_url: str) -> dict[str, str]:
     }
 
 
-def migrate(tree: Path, python: Path, env: dict[str, str]) -> None:
-    """`flask db upgrade` of the release in `tree`; its output only when it fails."""
+def flask(tree: Path, python: Path, env: dict[str, str], *command: str) -> None:
+    """A `flask` command of the release in `tree`; its output only when it fails."""
     result = subprocess.run(
-        [str(python), "-m", "flask", "--app", "wsgi", "db", "upgrade"],
+        [str(python), "-m", "flask", "--app", "wsgi", *command],
         cwd=tree,
         env={**os.environ, **env},
         capture_output=True,
@@ -110,7 +110,12 @@ def migrate(tree: Path, python: Path, env: dict[str, str]) -> None:
     )
     if result.returncode != 0:
         print(result.stdout, result.stderr, sep="\n")
-        raise SystemExit(f"the migrations of {tree} failed")
+        raise SystemExit(f"`flask {' '.join(command)}` of {tree} failed")
+
+
+def migrate(tree: Path, python: Path, env: dict[str, str]) -> None:
+    """`flask db upgrade` of the release in `tree`."""
+    flask(tree, python, env, "db", "upgrade")
 
 
 def first_start(tree: Path, python: Path, env: dict[str, str]) -> None:
@@ -118,16 +123,7 @@ def first_start(tree: Path, python: Path, env: dict[str, str]) -> None:
     records the code key in the new database. 0.1.0's workers each make the app and race
     to record it on an empty database; the loser stops gunicorn (fixed since: the master
     makes the app, and a start that loses that race reads the winner's key)."""
-    result = subprocess.run(
-        [str(python), "-m", "flask", "--app", "wsgi", "routes"],
-        cwd=tree,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        print(result.stdout, result.stderr, sep="\n")
-        raise SystemExit(f"the app of {tree} did not start")
+    flask(tree, python, env, "routes")
 
 
 class Server:
