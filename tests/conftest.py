@@ -296,19 +296,23 @@ def _shared_app(
         plain_config = ServiceApp.config_class
         ServiceApp.config_class = _recording_reads()
         try:
-            _build_shared_app(repr(([], None)), database_url, root, {}, None)
+            _build_shared_app(_app_key({}, None), database_url, root, {}, None)
         finally:
             ServiceApp.config_class = plain_config
-        _apps[repr(([], None))].config.__class__ = plain_config  # the tests' reads go unnoted
+        _apps[_app_key({}, None)].config.__class__ = plain_config  # the tests' reads go unnoted
     # A setting the factory reads only when another has some value is read behind that
     # other one, which the plain app's making reads: a set that changes it is still built.
     built, per_test = overrides, {}
     if not overrides.keys() & _read_at_build:
         built, per_test = {}, overrides
-    key = repr((sorted(built.items()), extend and extend.__qualname__))
+    key = _app_key(built, extend)
     if key not in _apps:
         _build_shared_app(key, database_url, root, built, extend)
     return _apps[key], per_test
+
+
+def _app_key(overrides: dict[str, Any], extend: Callable[[Flask], None] | None) -> str:
+    return repr((sorted(overrides.items()), extend and extend.__qualname__))
 
 
 def _build_shared_app(

@@ -77,6 +77,9 @@ def gunicorn_serving(
         yield port
 
 
+PORT_ATTEMPTS = 3  # free ports tried, each taken by another server
+
+
 @contextmanager
 def gunicorn_master(
     settings: dict[str, str], *, output: Any = None, start_within: float = 90
@@ -109,9 +112,6 @@ def gunicorn_master(
             process.terminate()
             process.wait(timeout=30)
     raise AssertionError(f"another server answered on each of {PORT_ATTEMPTS} free ports")
-
-
-PORT_ATTEMPTS = 3
 
 
 def holds_listener(pid: int, port: int) -> bool:
